@@ -1,0 +1,20 @@
+"""Cambrian: evolve programs with LLMs; every run is a replayable trace.
+
+The package root stays import-light (evaluation sandboxes import ``cambrian.evaluate`` modules);
+the API is loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["evolve", "start", "resume", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("evolve", "start", "resume"):
+        from cambrian import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'cambrian' has no attribute {name!r}")

@@ -1,0 +1,170 @@
+"""The Python API: start, resume and run evolutions. The CLI is a thin layer over these."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import cambrian
+from cambrian.config import RunConfig, build_config, read_config_file
+from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.llm.base import LLMProvider
+from cambrian.llm.factory import build_providers
+from cambrian.run_files import write_config
+from cambrian.search.engine import EventCallback, Evolution, RunSummary
+from cambrian.store.store import STORE_FILENAME, Store
+from cambrian.task.folder import Task, load_task, task_config_layer
+
+
+class RunExists(FileExistsError):
+    pass
+
+
+def code_version() -> str:
+    root = Path(cambrian.__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{cambrian.__version__}+{commit}" if commit else cambrian.__version__
+
+
+def _toolchain(task: Task) -> dict[str, str]:
+    info = {"python": sys.version.split()[0], "platform": platform.platform()}
+    compilers = {"cpp": ["g++", "--version"], "c": ["gcc", "--version"], "rust": ["rustc", "--version"]}
+    command = compilers.get(task.language.name)
+    if command:
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
+            info[command[0]] = out.splitlines()[0] if out else "unknown"
+        except OSError:
+            info[command[0]] = "not found"
+    return info
+
+
+def resolve_config(
+    task_dir: Path,
+    config: RunConfig | dict[str, Any] | str | Path | None = None,
+    overrides: list[str] | None = None,
+) -> RunConfig:
+    """Defaults < the task's config.yaml < ``config`` < ``overrides``."""
+    layers = [task_config_layer(Path(task_dir))]
+    if isinstance(config, RunConfig):
+        layers.append(config.model_dump(exclude_unset=True))
+    elif isinstance(config, dict):
+        layers.append(config)
+    elif config is not None:
+        layers.append(read_config_file(Path(config)))
+    return build_config(layers, overrides)
+
+
+def _evaluator(task: Task, config: RunConfig) -> ProgramEvaluator:
+    ev = config.evaluation
+    return ProgramEvaluator(EvaluatorSettings(
+        evaluator_path=task.evaluator_path,
+        contract=task.contract,
+        timeout_s=ev.timeout_s,
+        memory_limit_mb=ev.memory_limit_mb,
+        cpu_time_limit_s=ev.cpu_time_limit_s,
+        max_output_bytes=ev.max_output_bytes,
+        program_filename=task.program_filename,
+        extra_args=dict(ev.extra_args),
+        env=dict(ev.env),
+        cwd=task.root,
+    ))
+
+
+def default_run_dir(task: Task) -> Path:
+    return Path("runs") / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def start(
+    task_dir: str | Path,
+    *,
+    config: RunConfig | dict[str, Any] | str | Path | None = None,
+    overrides: list[str] | None = None,
+    run_dir: str | Path | None = None,
+    providers: dict[str, LLMProvider] | None = None,
+    on_event: EventCallback | None = None,
+) -> Evolution:
+    """Create a new run for the task folder (nothing is evaluated until ``run()``)."""
+    resolved = resolve_config(Path(task_dir), config, overrides)
+    task = load_task(Path(task_dir), resolved)
+    target = Path(run_dir) if run_dir is not None else default_run_dir(task)
+    if (target / STORE_FILENAME).exists():
+        raise RunExists(f"{target} already holds a run; continue it with `cambrian resume {target}`")
+    store = Store.open(target, create=True)
+    with store.transaction():
+        store.create_run(
+            run_id=uuid.uuid4().hex, task_name=task.name, task_dir=str(task.root),
+            direction=task.direction, language=task.language.name,
+            config=resolved.model_dump(mode="json"), seed=resolved.evolution.seed,
+            code_version=code_version(),
+        )
+        store.add_environment(
+            evaluator=str(task.evaluator_path.relative_to(task.root)), contract=task.contract,
+            command=(f"python {task.evaluator_path.name} --program_path P --results_dir D"
+                     if task.contract == "command" else f"evaluate(P) from {task.evaluator_path.name}"),
+            limits=resolved.evaluation.model_dump(mode="json"), toolchain=_toolchain(task),
+            file_hashes=task.file_hashes(),
+        )
+        store.set_meta("program_filename", task.program_filename)
+        store.add_candidate(
+            generation=0, island=0, parent_id=None, operator="init", status="pending",
+            language=task.language.name, source=task.initial_source, description="initial program",
+        )
+    write_config(target, resolved)
+    return Evolution(target, task, resolved, store,
+                     providers if providers is not None else build_providers(resolved.llm),
+                     _evaluator(task, resolved), on_event)
+
+
+def resume(
+    run_dir: str | Path,
+    *,
+    overrides: list[str] | None = None,
+    providers: dict[str, LLMProvider] | None = None,
+    on_event: EventCallback | None = None,
+) -> Evolution:
+    """Reopen a run; ``overrides`` may change e.g. the budget (``evolution.generations=50``)."""
+    target = Path(run_dir)
+    store = Store.open(target)
+    info = store.run_info()
+    resolved = build_config([info["config"]], overrides)
+    task = load_task(Path(info["task_dir"]), resolved)
+    if overrides:
+        write_config(target, resolved)
+        with store.transaction():
+            store.add_event("config_override", {"overrides": overrides})
+            store.execute("UPDATE runs SET config_json=?", (__import__("json").dumps(
+                resolved.model_dump(mode="json"), sort_keys=True),))
+    return Evolution(target, task, resolved, store,
+                     providers if providers is not None else build_providers(resolved.llm),
+                     _evaluator(task, resolved), on_event)
+
+
+def evolve(
+    task_dir: str | Path,
+    *,
+    config: RunConfig | dict[str, Any] | str | Path | None = None,
+    overrides: list[str] | None = None,
+    run_dir: str | Path | None = None,
+    providers: dict[str, LLMProvider] | None = None,
+    on_event: EventCallback | None = None,
+) -> RunSummary:
+    """Run a whole evolution and return its summary (blocking)."""
+    evolution = start(task_dir, config=config, overrides=overrides, run_dir=run_dir,
+                      providers=providers, on_event=on_event)
+    try:
+        return asyncio.run(evolution.run())
+    finally:
+        evolution.store.close()

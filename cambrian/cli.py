@@ -1,0 +1,222 @@
+"""Command line: ``cambrian run | resume | status | best | init``."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from cambrian.config import ConfigError
+from cambrian.llm.base import LLMError
+from cambrian.search.engine import Evolution, RunAborted, RunSummary
+from cambrian.store.store import Store
+from cambrian.task.folder import TaskError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Evolve programs with LLMs. Every run is a replayable trace.")
+console = Console()
+err = Console(stderr=True)
+
+SetOption = typer.Option(None, "--set", "-s", help="Override a config key: section.key=value")
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
+    """Run the loop with a progress bar; SIGTERM stops it like Ctrl-C (store stays consistent)."""
+    total = evolution.config.evolution.generations
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("best {task.fields[best]}"), TimeElapsedColumn(),
+        console=console, disable=quiet, transient=False,
+    )
+    bar = progress.add_task("evolving", total=total, best="—",
+                            completed=evolution.evaluated_children())
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "evaluated":
+            progress.update(bar, completed=data["evaluated"], best=_fmt(data["best_score"]))
+
+    evolution.on_event = on_event
+
+    async def main() -> RunSummary:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await evolution.run()
+
+    with progress:
+        try:
+            return asyncio.run(main())
+        finally:
+            evolution.store.close()
+
+
+def _report(summary: RunSummary) -> None:
+    console.print(f"[bold]Stopped:[/] {summary.stop_reason}")
+    console.print(f"Initial score: {_fmt(summary.initial_score)}   "
+                  f"Best score: [bold green]{_fmt(summary.best_score)}[/] "
+                  f"(candidate {summary.best_id})")
+    console.print(f"Evaluated children: {summary.evaluations}   LLM calls: {summary.llm_calls}")
+    console.print(f"Results: {summary.run_dir}  (best program in {summary.run_dir / 'best'})")
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def run(
+    task_dir: Path = typer.Argument(..., help="Task folder (initial program + evaluator)"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file"),
+    overrides: Optional[list[str]] = SetOption,
+    run_dir: Optional[Path] = typer.Option(None, "--run-dir", "-o", help="Where to store the run"),
+    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Start a new evolution run on TASK_DIR."""
+    from cambrian.api import RunExists, start
+
+    sets = list(overrides or [])
+    if generations is not None:
+        sets.append(f"evolution.generations={generations}")
+    try:
+        evolution = start(task_dir, config=config, overrides=sets, run_dir=run_dir)
+    except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    console.print(f"Run directory: {evolution.run_dir}")
+    _finish(evolution, quiet)
+
+
+def _finish(evolution: Evolution, quiet: bool) -> None:
+    try:
+        summary = _drive(evolution, quiet)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print(f"Interrupted. Nothing committed is lost; continue with: cambrian resume {evolution.run_dir}")
+        raise typer.Exit(code=130)
+    except RunAborted as exc:
+        _fail(f"run stopped: {exc}\nThe store is intact; fix the cause and `cambrian resume {evolution.run_dir}`.")
+    _report(summary)
+
+
+@app.command()
+def resume(
+    run_dir: Path = typer.Argument(..., help="A run directory created by `cambrian run`"),
+    overrides: Optional[list[str]] = SetOption,
+    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="New total budget"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Continue a stopped or killed run."""
+    from cambrian.api import resume as resume_run
+
+    sets = list(overrides or [])
+    if generations is not None:
+        sets.append(f"evolution.generations={generations}")
+    try:
+        evolution = resume_run(run_dir, overrides=sets)
+    except (ConfigError, TaskError, LLMError, FileNotFoundError, RuntimeError) as exc:
+        _fail(str(exc))
+    _finish(evolution, quiet)
+
+
+@app.command()
+def status(run_dir: Path = typer.Argument(...)) -> None:
+    """Summarise a run: progress, scores, success rates, tokens and cost per model."""
+    from cambrian.status import run_status
+
+    try:
+        store = Store.open(run_dir)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    try:
+        st = run_status(store)
+    finally:
+        store.close()
+    table = Table(title=f"{st.task} ({st.direction})", show_header=False)
+    table.add_row("children evaluated", f"{st.generations} / {st.budget}")
+    table.add_row("candidates by status", ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
+    table.add_row("initial score", _fmt(st.initial_score))
+    table.add_row("best score", f"{_fmt(st.best_score)} (candidate {st.best_id})")
+    table.add_row("LLM calls", str(st.llm_calls))
+    table.add_row("calls yielding a program", _pct(st.proposal_success))
+    table.add_row("evaluated children correct", _pct(st.correct_rate))
+    table.add_row("correct children beating parent", _pct(st.improvement_rate))
+    if st.last_session:
+        table.add_row("last session ended", st.last_session)
+    console.print(table)
+    ledger = Table(title="LLM ledger")
+    for column in ("model", "calls", "failed", "prompt tok", "cached tok", "completion tok", "cost $", "seconds"):
+        ledger.add_column(column, justify="right" if column != "model" else "left")
+    for row in st.ledger:
+        ledger.add_row(row["model"], str(row["calls"]), str(row["failed_calls"]),
+                       str(row["prompt_tokens"]), str(row["cached_tokens"]),
+                       str(row["completion_tokens"]), f"{row['cost_usd']:.4f}", f"{row['latency_s']:.0f}")
+    console.print(ledger)
+
+
+@app.command()
+def best(
+    run_dir: Path = typer.Argument(...),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (default: run_dir/best/)"),
+) -> None:
+    """Write the best program of a run."""
+    from cambrian.run_files import write_best
+    from cambrian.status import run_status
+
+    try:
+        store = Store.open(run_dir)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    try:
+        st = run_status(store)
+        if st.best_id is None:
+            _fail("no correct program in this run yet")
+        row = store.candidate(st.best_id)
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(row.source or "")
+            target = out
+        else:
+            filename = store.get_meta("program_filename") or "program.txt"
+            target = write_best(Path(run_dir), store, st.best_id, filename)
+    finally:
+        store.close()
+    console.print(f"Best program (candidate {st.best_id}, score {_fmt(st.best_score)}) written to {target}")
+
+
+@app.command()
+def init(
+    task_dir: Path = typer.Argument(..., help="New task folder to create"),
+    force: bool = typer.Option(False, help="Write into an existing, non-empty folder"),
+) -> None:
+    """Create a working task skeleton (initial program, evaluator, problem statement, config)."""
+    from cambrian.task.skeleton import write_skeleton
+
+    try:
+        written = write_skeleton(task_dir, force=force)
+    except FileExistsError as exc:
+        _fail(str(exc))
+    for path in written:
+        console.print(f"created {path}")
+    console.print(f"Try it: cambrian run {task_dir} --generations 5")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

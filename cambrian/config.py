@@ -1,0 +1,274 @@
+"""Run configuration: pydantic models, strictly validated.
+
+Precedence, lowest first: built-in defaults < the task folder's ``config.yaml`` < a config file
+given on the command line < ``--set section.key=value`` overrides. An unknown key anywhere is an
+error that names the closest valid key (the peers silently ignore such keys; users then wonder why
+their setting did nothing).
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ConfigError(ValueError):
+    """A configuration problem, phrased for the person who wrote the config."""
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# --------------------------------------------------------------------------- task
+
+
+class TaskConfig(StrictModel):
+    name: str | None = None
+    direction: Literal["maximize", "minimize"] = "maximize"
+    language: str | None = None  # inferred from the initial program's extension when None
+    initial_program: str | None = None  # file name inside the task folder; auto-detected
+    evaluator: str | None = None  # file name inside the task folder; auto-detected
+    problem_statement: str | None = None  # file name; auto-detected (problem.md, README.md...)
+    description: str | None = None  # one paragraph shown at the top of every prompt
+
+
+# --------------------------------------------------------------------------- llm
+
+
+PatchFormat = Literal["auto", "full", "diff", "function"]
+
+
+class ModelConfig(StrictModel):
+    """One model of the ensemble. Each (model, temperature) pair is one arm."""
+
+    name: str | None = None  # label in the ledger; defaults to ``model``
+    provider: Literal["local", "openai", "anthropic", "gemini"] = "local"
+    model: str = "qwen2.5-coder-1.5b-instruct"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperatures: list[float] = Field(default_factory=lambda: [0.0, 0.5, 1.0])
+    weight: float = Field(1.0, gt=0)
+    max_tokens: int | None = Field(None, gt=0)  # reply budget; per patch type when None
+    context_window: int | None = Field(None, gt=0)
+    timeout_s: float = Field(600.0, gt=0)
+    price_input_per_mtok: float | None = Field(None, ge=0)
+    price_output_per_mtok: float | None = Field(None, ge=0)
+    patch_format: PatchFormat = "auto"
+    n_threads: int | None = Field(None, gt=0)  # local only
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelConfig:
+        if not self.temperatures:
+            raise ValueError("temperatures must list at least one value")
+        if any(t < 0 or t > 2 for t in self.temperatures):
+            raise ValueError("temperatures must lie in [0, 2]")
+        return self
+
+
+class RetryConfig(StrictModel):
+    max_attempts: int = Field(4, ge=1)
+    initial_backoff_s: float = Field(1.0, ge=0)
+    max_backoff_s: float = Field(30.0, ge=0)
+
+
+class LLMConfig(StrictModel):
+    models: list[ModelConfig] = Field(default_factory=lambda: [ModelConfig()])
+    selection: Literal["fixed", "single"] = "fixed"
+    retries: RetryConfig = Field(default_factory=RetryConfig)
+
+    @model_validator(mode="after")
+    def _unique_labels(self) -> LLMConfig:
+        labels = [m.label for m in self.models]
+        duplicates = {x for x in labels if labels.count(x) > 1}
+        if duplicates:
+            raise ValueError(f"model labels must be unique; repeated: {sorted(duplicates)}")
+        if not self.models:
+            raise ValueError("llm.models must list at least one model")
+        return self
+
+
+# --------------------------------------------------------------------------- archive
+
+
+ParentSelection = Literal["weighted", "power_law", "hill_climb", "beam", "best_of_n", "uniform"]
+
+
+class DatabaseConfig(StrictModel):
+    """Island archive and parent sampling (seed 000 §3.1, Appendix B tables)."""
+
+    num_islands: int = Field(2, ge=1)
+    archive_size: int = Field(40, ge=1)  # total elite capacity, split evenly across islands
+    elite_ratio: float = Field(0.3, gt=0, le=1)
+    archive_inspirations: int = Field(2, ge=0)
+    top_k_inspirations: int = Field(1, ge=0)
+    migration_interval: int = Field(10, ge=1)  # completed evaluations between migrations
+    migration_rate: float = Field(0.1, ge=0, le=1)
+    island_elitism: bool = True
+    parent_selection: ParentSelection = "weighted"
+    parent_selection_lambda: float = Field(10.0, gt=0)
+    power_law_alpha: float = Field(1.0, ge=0)
+    num_beams: int = Field(5, ge=1)
+
+
+# --------------------------------------------------------------------------- evolution
+
+
+PatchType = Literal["diff", "full", "cross"]
+
+
+class EvolutionConfig(StrictModel):
+    generations: int = Field(20, ge=0)  # children to evaluate (the initial program excluded)
+    patch_types: list[PatchType] = Field(default_factory=lambda: ["diff", "full", "cross"])
+    patch_type_probs: list[float] = Field(default_factory=lambda: [0.45, 0.45, 0.1])
+    max_patch_attempts: int = Field(3, ge=1)  # Reflexion turns within one conversation
+    max_patch_resamples: int = Field(2, ge=1)  # fresh parent + prompt after failed attempts
+    max_parallel_evaluations: int = Field(2, ge=1)
+    max_proposals_in_flight: int = Field(1, ge=1)
+    max_llm_calls: int | None = Field(None, ge=1)
+    max_wall_time_s: float | None = Field(None, gt=0)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _check_probs(self) -> EvolutionConfig:
+        if len(self.patch_types) != len(self.patch_type_probs):
+            raise ValueError(
+                f"patch_types has {len(self.patch_types)} entries but patch_type_probs has "
+                f"{len(self.patch_type_probs)}"
+            )
+        if not self.patch_types:
+            raise ValueError("patch_types must list at least one type")
+        if any(p < 0 for p in self.patch_type_probs) or sum(self.patch_type_probs) <= 0:
+            raise ValueError("patch_type_probs must be non-negative with a positive sum")
+        return self
+
+
+class EvaluationConfig(StrictModel):
+    contract: Literal["auto", "module", "command"] = "auto"
+    timeout_s: float = Field(120.0, gt=0)
+    memory_limit_mb: int | None = Field(4096, gt=0)
+    cpu_time_limit_s: float | None = Field(None, gt=0)
+    max_output_bytes: int = Field(64_000, ge=1_000)
+    extra_args: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class PromptConfig(StrictModel):
+    reply_tokens_full: int = Field(1536, gt=0)
+    reply_tokens_diff: int = Field(1024, gt=0)
+    show_text_feedback: bool = True
+    max_feedback_chars: int = Field(1500, ge=0)
+    history_programs: int = Field(0, ge=0)
+    context_margin_tokens: int = Field(64, ge=0)
+
+
+class RunConfig(StrictModel):
+    task: TaskConfig = Field(default_factory=TaskConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _valid_keys_at(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
+    """Field names of the (nested) model found by following ``path`` from ``model``."""
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if hasattr(current, "model_fields") else None
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ())
+        candidates = [annotation, *args]
+        current = next(
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
+        )
+        if current is None:
+            return []
+    return list(current.model_fields) if current is not None else []
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc = tuple(error["loc"])
+    dotted = ".".join(str(p) for p in loc) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        valid = _valid_keys_at(RunConfig, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        options = f" Valid keys here: {', '.join(valid)}." if valid else ""
+        return f"unknown config key '{dotted}'{hint}{options}"
+    return f"{dotted}: {error['msg']}"
+
+
+def validate_config(data: dict[str, Any]) -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = [_describe(e) for e in exc.errors()]
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """``evolution.generations=30`` -> ``{"evolution": {"generations": 30}}`` (YAML-typed value)."""
+    if "=" not in text:
+        raise ConfigError(f"override '{text}' must look like section.key=value")
+    dotted, raw = text.split("=", 1)
+    parts = [p for p in dotted.strip().split(".") if p]
+    if not parts:
+        raise ConfigError(f"override '{text}' has an empty key")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    result: dict[str, Any] = {parts[-1]: value}
+    for part in reversed(parts[:-1]):
+        result = {part: result}
+    return result
+
+
+def build_config(
+    layers: list[dict[str, Any]],
+    overrides: list[str] | None = None,
+) -> RunConfig:
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = deep_merge(merged, layer)
+    for text in overrides or []:
+        merged = deep_merge(merged, parse_override(text))
+    return validate_config(merged)

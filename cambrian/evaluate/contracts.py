@@ -1,0 +1,252 @@
+"""The two evaluator contracts a task may follow, both run through the sandbox.
+
+module  (OpenEvolve style): the evaluator file defines `evaluate(program_path)`
+        returning a dict (or an object with .metrics/.artifacts); module_runner
+        calls it inside the sandbox and writes the result as JSON.
+command (ShinkaEvolve style): `python evaluate.py --program_path P --results_dir D`
+        writes D/metrics.json and optionally D/correct.json.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from cambrian.evaluate.result import EvaluationResult
+from cambrian.evaluate.result_mapping import (
+    OutputRejected,
+    map_command_results,
+    map_module_payload,
+    read_json_object,
+)
+from cambrian.evaluate.sandbox import SandboxResult, run_sandboxed
+
+ContractName = Literal["module", "command"]
+
+MODULE_RUNNER_PATH = Path(__file__).with_name("module_runner.py")
+MODULE_RESULT_FILENAME = "module_result.json"
+STDERR_TAIL_CHARS = 2_000
+
+CONTRACT_SHAPES_HELP = (
+    "Cambrian accepts two evaluator shapes: "
+    "(module, OpenEvolve style) a top-level `def evaluate(program_path)` that returns a dict "
+    "of metrics; or (command, ShinkaEvolve style) a script run as "
+    "`python evaluate.py --program_path P --results_dir D` -- i.e. an argparse option "
+    "'--results_dir' or a `def main(program_path, results_dir)` -- that writes D/metrics.json "
+    "and optionally D/correct.json."
+)
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    timeout_s: float
+    memory_limit_mb: int | None
+    cpu_time_limit_s: float | None = None
+    max_output_bytes: int = 64_000
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------- detection
+
+
+def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    every += [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None]
+    return [argument.arg for argument in every]
+
+
+def _top_level_functions(
+    tree: ast.Module, name: str
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+
+
+def _has_command_shape(tree: ast.Module) -> bool:
+    mentions_option = any(
+        isinstance(node, ast.Constant) and node.value in ("--results_dir", "--results-dir")
+        for node in ast.walk(tree)
+    )
+    main_takes_results_dir = any(
+        "results_dir" in _parameter_names(function)
+        for function in _top_level_functions(tree, "main")
+    )
+    return mentions_option or main_takes_results_dir
+
+
+def _has_module_shape(tree: ast.Module) -> bool:
+    for function in _top_level_functions(tree, "evaluate"):
+        arguments = function.args
+        positional = len(arguments.posonlyargs) + len(arguments.args)
+        if (positional or arguments.vararg) and "results_dir" not in _parameter_names(function):
+            return True
+    return False
+
+
+def detect_contract(evaluator_path: Path) -> ContractName:
+    """Decides from the evaluator's AST; a command-line shape wins over an evaluate() helper."""
+    source = Path(evaluator_path).read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(source, filename=str(evaluator_path))
+    except SyntaxError as error:
+        raise ValueError(
+            f"cannot parse evaluator {evaluator_path}: {error.msg} (line {error.lineno}). "
+            f"{CONTRACT_SHAPES_HELP}"
+        ) from None
+    if _has_command_shape(tree):
+        return "command"
+    if _has_module_shape(tree):
+        return "module"
+    raise ValueError(f"{evaluator_path} matches neither evaluator shape. {CONTRACT_SHAPES_HELP}")
+
+
+# ------------------------------------------------------------ sandbox outcomes
+
+
+def _stderr_tail(sandbox: SandboxResult) -> str:
+    tail = sandbox.stderr[-STDERR_TAIL_CHARS:].strip()
+    return f"\n--- stderr (last {STDERR_TAIL_CHARS} chars) ---\n{tail}" if tail else ""
+
+
+def _how_it_ended(sandbox: SandboxResult) -> str:
+    if sandbox.signal_name:
+        return f"was killed by {sandbox.signal_name}"
+    return f"exited with code {sandbox.returncode}"
+
+
+def sandbox_failure(
+    sandbox: SandboxResult, limits: SandboxLimits, who: str
+) -> EvaluationResult | None:
+    """The result for a run that timed out, ran out of memory or crashed; None if it exited 0."""
+    if sandbox.timed_out:
+        if sandbox.cpu_time_exceeded:
+            reason = f"{who} exceeded the CPU-time limit of {limits.cpu_time_limit_s:g} s"
+        else:
+            reason = (
+                f"{who} exceeded the wall-clock limit of {limits.timeout_s:g} s; "
+                "its whole process group was killed"
+            )
+        return EvaluationResult(status="timeout", error=reason + _stderr_tail(sandbox))
+    if sandbox.memory_exceeded:
+        limit = (
+            f"the memory limit of {limits.memory_limit_mb} MB per process"
+            if limits.memory_limit_mb is not None
+            else "the available memory"
+        )
+        reason = f"{who} ran out of memory ({limit}) and {_how_it_ended(sandbox)}"
+        return EvaluationResult(status="memory", error=reason + _stderr_tail(sandbox))
+    if sandbox.returncode != 0:
+        reason = f"{who} {_how_it_ended(sandbox)}"
+        return EvaluationResult(status="crashed", error=reason + _stderr_tail(sandbox))
+    return None
+
+
+def _with_run_record(result: EvaluationResult, sandbox: SandboxResult) -> EvaluationResult:
+    result.stdout = sandbox.stdout
+    result.stderr = sandbox.stderr
+    result.duration_s = sandbox.duration_s
+    for stream in ("stdout", "stderr"):
+        dropped = getattr(sandbox, f"{stream}_truncated_bytes")
+        if dropped:
+            result.extra[f"{stream}_truncated_bytes"] = dropped
+    return result
+
+
+async def _run(argv: list[str], cwd: Path, limits: SandboxLimits) -> SandboxResult:
+    return await run_sandboxed(
+        argv,
+        cwd=cwd,
+        env=limits.env,
+        timeout_s=limits.timeout_s,
+        memory_limit_mb=limits.memory_limit_mb,
+        max_output_bytes=limits.max_output_bytes,
+        cpu_time_limit_s=limits.cpu_time_limit_s,
+    )
+
+
+# ------------------------------------------------------------------ contracts
+
+
+def _exception_error(where: str, trace: str, sandbox: SandboxResult) -> str:
+    # module_runner prints the traceback last on stderr, so the tail normally
+    # holds both what the evaluator printed and the traceback itself.
+    error = f"{where} raised an exception{_stderr_tail(sandbox)}"
+    last_line = trace.strip().splitlines()[-1] if trace.strip() else ""
+    if last_line not in error:
+        error += f"\n--- traceback ---\n{trace[-STDERR_TAIL_CHARS:].strip()}"
+    return error
+
+
+def _module_exception(out_path: Path) -> str | None:
+    try:
+        payload = read_json_object(out_path)
+    except OutputRejected:
+        return None
+    trace = payload.get("exception")
+    return trace if isinstance(trace, str) else None
+
+
+async def run_module_contract(
+    *,
+    evaluator_path: Path,
+    program_path: Path,
+    results_dir: Path,
+    cwd: Path,
+    python: str,
+    limits: SandboxLimits,
+) -> EvaluationResult:
+    out_path = results_dir / MODULE_RESULT_FILENAME
+    argv = [
+        python,
+        str(MODULE_RUNNER_PATH),
+        "--evaluator", str(evaluator_path),
+        "--program", str(program_path),
+        "--out", str(out_path),
+    ]  # fmt: skip
+    sandbox = await _run(argv, cwd, limits)
+    where = f"evaluate() of {evaluator_path}"
+    failure = sandbox_failure(sandbox, limits, where)
+    if failure is not None:
+        trace = _module_exception(out_path)
+        if failure.status == "crashed" and trace:
+            failure.error = _exception_error(where, trace, sandbox)
+        return _with_run_record(failure, sandbox)
+    try:
+        payload = read_json_object(out_path)
+    except OutputRejected as rejection:
+        hint = " (did the evaluated program call os._exit()?)" if not out_path.exists() else ""
+        result = EvaluationResult(status=rejection.status, error=rejection.message + hint)
+        return _with_run_record(result, sandbox)
+    return _with_run_record(map_module_payload(payload, where), sandbox)
+
+
+async def run_command_contract(
+    *,
+    evaluator_path: Path,
+    program_path: Path,
+    results_dir: Path,
+    cwd: Path,
+    python: str,
+    limits: SandboxLimits,
+    extra_args: Mapping[str, str] | None = None,
+) -> EvaluationResult:
+    argv = [
+        python,
+        str(evaluator_path),
+        "--program_path", str(program_path),
+        "--results_dir", str(results_dir),
+    ]  # fmt: skip
+    for key, value in (extra_args or {}).items():
+        argv += [key if key.startswith("-") else f"--{key}", str(value)]
+    sandbox = await _run(argv, cwd, limits)
+    failure = sandbox_failure(sandbox, limits, f"evaluator {evaluator_path}")
+    if failure is not None:
+        return _with_run_record(failure, sandbox)
+    return _with_run_record(map_command_results(results_dir), sandbox)

@@ -1,0 +1,217 @@
+"""Run a module-contract evaluator (`evaluate(program_path)`) and write its result as JSON.
+
+    python -m cambrian.evaluate.module_runner --evaluator E.py --program P --out OUT.json
+    python path/to/module_runner.py --evaluator E.py --program P --out OUT.json
+
+Runs inside the sandbox, so it imports only the standard library (never the rest
+of cambrian, never numpy: numpy values are recognised by duck typing). When
+OpenEvolve is not installed, `openevolve.evaluation_result.EvaluationResult` is
+provided so that OpenEvolve evaluators importing it run unchanged.
+
+OUT.json is one of:
+    {"metrics": {...}, "artifacts": {...} | null, "non_finite": {path: "nan"|"inf"|"-inf"},
+     "notes": [...]}                              exit 0
+    {"invalid_return": "<what was returned>"}     exit 0  (neither a dict nor .metrics)
+    {"exception": "<traceback>"}                  exit 1  (import or evaluate() raised)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import inspect
+import json
+import math
+import os
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+MAX_DEPTH = 64
+MAX_NOTES = 50
+EXCEPTION_EXIT_CODE = 1
+FALLBACK_MODULE_NAME = "cambrian_task_evaluator"
+
+
+class _Converter:
+    """Turns an evaluator's return value into JSON-safe data, recording every lossy step."""
+
+    def __init__(self) -> None:
+        self.non_finite: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def _note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+
+    def convert(self, value: Any, path: str, depth: int = 0) -> Any:
+        if value is None or isinstance(value, (bool, str, int)):
+            return value
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return value
+            # Shallow paths (metrics and public values) decide the score: always kept.
+            if depth <= 2 or len(self.non_finite) < MAX_NOTES:
+                self.non_finite[path] = repr(value)
+            self._note(f"{path} was {value!r}; stored as null")
+            return None
+        if depth >= MAX_DEPTH:
+            self._note(f"{path} is nested deeper than {MAX_DEPTH} levels; stored as its repr")
+            return repr(value)[:1000]
+        if isinstance(value, dict):
+            return {
+                str(key): self.convert(item, f"{path}.{key}", depth + 1)
+                for key, item in value.items()
+            }
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return [
+                self.convert(item, f"{path}[{index}]", depth + 1)
+                for index, item in enumerate(value)
+            ]
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value).decode("utf-8", errors="replace")
+        if isinstance(value, os.PathLike):
+            return os.fspath(value)
+        converted = _array_like_to_python(value)
+        if converted is not value:
+            return self.convert(converted, path, depth + 1)
+        self._note(f"{path} is a {type(value).__name__}; stored as its str()")
+        return str(value)
+
+
+def _array_like_to_python(value: Any) -> Any:
+    """numpy scalars/arrays (and look-alikes such as torch tensors) -> Python values."""
+    for method in ("tolist", "item"):
+        bound = getattr(value, method, None)
+        if callable(bound):
+            try:
+                return bound()
+            except Exception:  # noqa: BLE001 - an odd object; fall back to str()
+                continue
+    try:
+        return float(value)  # Decimal, Fraction and other real numbers
+    except Exception:  # noqa: BLE001 - not a number; the caller falls back to str()
+        return value
+
+
+def build_payload(returned: Any) -> dict[str, Any]:
+    if isinstance(returned, dict):
+        metrics, artifacts = returned, None
+    elif isinstance(getattr(returned, "metrics", None), dict):
+        metrics = returned.metrics
+        artifacts = getattr(returned, "artifacts", None)
+        if artifacts is not None and not isinstance(artifacts, dict):
+            artifacts = {"artifacts": artifacts}
+    else:
+        return {
+            "invalid_return": (
+                f"evaluate() returned a {type(returned).__name__} ({repr(returned)[:200]}); "
+                "expected a dict of metrics or an object with a .metrics dict"
+            )
+        }
+    converter = _Converter()
+    payload: dict[str, Any] = {
+        "metrics": converter.convert(metrics, "metrics"),
+        "artifacts": None if artifacts is None else converter.convert(artifacts, "artifacts"),
+    }
+    payload["non_finite"] = converter.non_finite
+    payload["notes"] = converter.notes
+    return payload
+
+
+@dataclasses.dataclass
+class OpenEvolveStyleResult:
+    """Stand-in for `openevolve.evaluation_result.EvaluationResult` (metrics + artifacts)."""
+
+    metrics: dict[str, Any]
+    artifacts: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, metrics: dict[str, Any]) -> OpenEvolveStyleResult:
+        return cls(metrics=metrics)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.metrics
+
+
+def provide_openevolve_result_type() -> None:
+    """Lets OpenEvolve evaluators that import its result class run without OpenEvolve."""
+    if importlib.util.find_spec("openevolve") is not None:
+        return
+    package = types.ModuleType("openevolve")
+    package.__path__ = []  # a package: other submodules fail with a plain ModuleNotFoundError
+    submodule = types.ModuleType("openevolve.evaluation_result")
+    submodule.EvaluationResult = OpenEvolveStyleResult  # type: ignore[attr-defined]
+    package.evaluation_result = submodule  # type: ignore[attr-defined]
+    sys.modules["openevolve"] = package
+    sys.modules["openevolve.evaluation_result"] = submodule
+
+
+def load_evaluator(evaluator_path: Path) -> Any:
+    # Like running the evaluator in place: its folder first on sys.path, and not
+    # this file's folder (which would let our sibling modules shadow the task's).
+    own_folder = Path(__file__).resolve().parent
+    sys.path[:] = [entry for entry in sys.path if not entry or Path(entry).resolve() != own_folder]
+    sys.path.insert(0, str(evaluator_path.parent))
+    # A real module name lets pickle/multiprocessing find the evaluator's functions.
+    name = evaluator_path.stem
+    if not name.isidentifier() or name in sys.modules:
+        name = FALLBACK_MODULE_NAME
+    provide_openevolve_result_type()
+    spec = importlib.util.spec_from_file_location(name, evaluator_path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {evaluator_path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_evaluator(evaluator_path: Path, program_path: str) -> Any:
+    module = load_evaluator(evaluator_path)
+    evaluate = getattr(module, "evaluate", None)
+    if not callable(evaluate):
+        raise TypeError(f"{evaluator_path} defines no callable evaluate(program_path)")
+    returned = evaluate(program_path)
+    if inspect.isawaitable(returned):
+        import asyncio  # only for async evaluators; keeps the common path light
+
+        async def _await(awaitable: Any) -> Any:
+            return await awaitable
+
+        returned = asyncio.run(_await(returned))
+    return returned
+
+
+def write_json_atomically(out_path: Path, payload: dict[str, Any]) -> None:
+    # A reader must never see half a file, e.g. if the group is killed mid-write.
+    partial = out_path.with_name(out_path.name + ".partial")
+    partial.write_text(json.dumps(payload, allow_nan=False), encoding="utf-8")
+    os.replace(partial, out_path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--evaluator", required=True, type=Path)
+    parser.add_argument("--program", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    out_path = args.out.resolve()  # the evaluated program may chdir
+    try:
+        returned = run_evaluator(args.evaluator.resolve(), args.program)
+        payload = build_payload(returned)
+    except (Exception, SystemExit):  # SystemExit too: a program calling sys.exit() did not finish
+        trace = traceback.format_exc()
+        sys.stderr.write(trace)
+        sys.stderr.flush()
+        write_json_atomically(out_path, {"exception": trace})
+        return EXCEPTION_EXIT_CODE
+    write_json_atomically(out_path, payload)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""What an evaluation produces, whatever contract the task's evaluator follows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+EvalStatus = Literal[
+    "ok",  # evaluator ran and judged the program correct; combined_score is set
+    "incorrect",  # evaluator ran and judged the program incorrect (correct=False)
+    "timeout",  # wall-clock limit hit; the whole process group was killed
+    "memory",  # memory limit hit
+    "crashed",  # evaluator or program exited abnormally / raised
+    "invalid_output",  # evaluator finished but its results were missing or malformed
+]
+
+
+@dataclass
+class EvaluationResult:
+    status: EvalStatus
+    combined_score: float | None = None
+    public: dict[str, Any] = field(default_factory=dict)
+    # Never shown to an LLM: kept for held-out analysis (seed 001 B.7).
+    private: dict[str, Any] = field(default_factory=dict)
+    text_feedback: str = ""
+    error: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = 0.0
+    # Free-form extras an evaluator returns (per-test-case results, artifacts...).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,337 @@
+"""Turn what an evaluator reported (a returned dict, or metrics.json/correct.json) into an
+EvaluationResult, rejecting malformed output with an error that says what and where.
+
+Shared rules: a status of "ok" always carries a finite combined_score. A NaN/inf
+score makes the result "incorrect"; a missing or non-numeric one makes it
+"invalid_output". For non-ok results combined_score stays None so that nothing
+downstream can rank a failed program; a score the evaluator did report is kept
+in extra["reported_combined_score"].
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cambrian.evaluate.result import EvalStatus, EvaluationResult, is_finite_number
+
+MAX_RESULT_FILE_BYTES = 8 * 1024 * 1024
+MAX_EXTRA_FIELD_BYTES = 256 * 1024
+EXTRA_PREVIEW_CHARS = 2_000
+MAX_TEXT_FEEDBACK_CHARS = 16_000
+MAX_ARTIFACT_FEEDBACK_CHARS = 2_000
+MAX_ERROR_CHARS = 4_000
+
+MODULE_RESERVED_KEYS = frozenset(
+    {"combined_score", "public", "private", "text_feedback", "correct", "error"}
+)
+COMMAND_RESERVED_KEYS = frozenset(
+    {"combined_score", "public", "private", "text_feedback", "extra_data"}
+)
+
+
+class OutputRejected(Exception):
+    def __init__(self, status: EvalStatus, message: str) -> None:
+        super().__init__(message)
+        self.status: EvalStatus = status
+        self.message = message
+
+
+def invalid(message: str) -> OutputRejected:
+    return OutputRejected("invalid_output", message)
+
+
+@dataclass
+class ResultDraft:
+    """Fields parsed so far, so a rejection late in parsing still keeps the feedback."""
+
+    public: dict[str, Any] = field(default_factory=dict)
+    private: dict[str, Any] = field(default_factory=dict)
+    text_feedback: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def finish(
+        self, status: EvalStatus, combined_score: float | None = None, error: str = ""
+    ) -> EvaluationResult:
+        return EvaluationResult(
+            status=status,
+            combined_score=float(combined_score) if status == "ok" else None,
+            public=self.public,
+            private=self.private,
+            text_feedback=truncate_text(self.text_feedback, MAX_TEXT_FEEDBACK_CHARS, "feedback"),
+            error=truncate_text(error, MAX_ERROR_CHARS, "error"),
+            extra=self.extra,
+        )
+
+    def keep_reported_score(self, value: Any) -> None:
+        if is_finite_number(value):
+            self.extra["reported_combined_score"] = float(value)
+
+
+def truncate_text(text: str, limit: int, label: str) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[cambrian: {len(text) - limit} more characters of {label} truncated]"
+
+
+def describe(value: Any) -> str:
+    """E.g. 'an array [1, 2]', 'a string "abc"' -- for error messages."""
+    kinds = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }
+    kind = kinds.get(type(value), f"a {type(value).__name__}")
+    return f"{kind} {json.dumps(value, default=repr)[:80]}"
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise invalid(f"{path} was not written (no such file)")
+    size = path.stat().st_size
+    if size > MAX_RESULT_FILE_BYTES:
+        raise invalid(
+            f"{path} is {size} bytes; result files over {MAX_RESULT_FILE_BYTES} bytes are rejected"
+        )
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise invalid(f"{path} is not UTF-8 text: {error}") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise invalid(
+            f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}; "
+            f"it starts with {text[:120]!r}"
+        ) from None
+    if not isinstance(value, dict):
+        raise invalid(f"{path} must hold a JSON object ({{...}}), but holds {describe(value)}")
+    return value
+
+
+def optional_dict(source: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = source.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise invalid(f"'{key}' in {where} must be an object/dict, but is {describe(value)}")
+    return value
+
+
+def feedback_text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "\n".join(value)
+    raise invalid(
+        f"'text_feedback' in {where} must be a string or a list of strings, "
+        f"but is {describe(value)}"
+    )
+
+
+def capped(value: Any, label: str) -> Any:
+    """Keeps free-form extras from bloating storage: oversized values become a preview."""
+    dumped = json.dumps(value, default=repr)
+    if len(dumped) <= MAX_EXTRA_FIELD_BYTES:
+        return value
+    reason = f"{label} was {len(dumped)} bytes as JSON, over the {MAX_EXTRA_FIELD_BYTES}-byte cap"
+    return {"cambrian_dropped": reason, "preview": dumped[:EXTRA_PREVIEW_CHARS]}
+
+
+def require_finite_score(value: Any, where: str, non_finite_repr: str | None = None) -> float:
+    if non_finite_repr is not None:
+        raise OutputRejected(
+            "incorrect", f"combined_score in {where} is {non_finite_repr}, not a finite number"
+        )
+    if value is None:
+        raise invalid(f"combined_score in {where} is null; expected a finite number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise invalid(f"combined_score in {where} is {describe(value)}; expected a finite number")
+    if not math.isfinite(value):
+        raise OutputRejected(
+            "incorrect", f"combined_score in {where} is {value!r}, not a finite number"
+        )
+    return float(value)
+
+
+def _artifact_feedback(artifacts: dict[str, Any]) -> str:
+    sections = [
+        f"[artifact {key}]\n{truncate_text(value, MAX_ARTIFACT_FEEDBACK_CHARS, 'artifact')}"
+        for key, value in artifacts.items()
+        if isinstance(value, str) and value.strip()
+    ]
+    return "\n".join(sections)
+
+
+def _append(text: str, addition: str) -> str:
+    return f"{text}\n{addition}" if text and addition else text or addition
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ---------------------------------------------------------------- module contract
+
+
+def map_module_payload(payload: dict[str, Any], where: str) -> EvaluationResult:
+    """`payload` is what module_runner wrote for a successful evaluate() call.
+
+    `where` names the returned dict in messages, e.g. "evaluate() of /task/evaluator.py".
+    """
+    draft = ResultDraft()
+    if "invalid_return" in payload:
+        return draft.finish("invalid_output", error=f"{where}: {payload['invalid_return']}")
+    metrics = payload.get("metrics")
+    if not isinstance(metrics, dict):
+        return draft.finish(
+            "invalid_output", error=f"{where}: no metrics dict in the runner's output"
+        )
+    non_finite: dict[str, str] = payload.get("non_finite") or {}
+    try:
+        draft.private = optional_dict(metrics, "private", where)
+        draft.text_feedback = feedback_text(metrics.get("text_feedback"), where)
+        top_level_numeric = {
+            key: value
+            for key, value in metrics.items()
+            if key not in MODULE_RESERVED_KEYS
+            and (_is_number(value) or f"metrics.{key}" in non_finite)
+        }
+        if "public" in metrics:
+            draft.public = optional_dict(metrics, "public", where)
+            others = {k: v for k, v in metrics.items() if k not in MODULE_RESERVED_KEYS}
+        else:
+            draft.public = top_level_numeric
+            others = {
+                k: v
+                for k, v in metrics.items()
+                if k not in MODULE_RESERVED_KEYS and k not in top_level_numeric
+            }
+        if others:
+            draft.extra["other_metrics"] = capped(others, "other metrics")
+        artifacts = payload.get("artifacts")
+        if isinstance(artifacts, dict) and artifacts:
+            draft.extra["artifacts"] = capped(artifacts, "artifacts")
+            draft.text_feedback = _append(draft.text_feedback, _artifact_feedback(artifacts))
+        if payload.get("notes"):
+            draft.extra["notes"] = list(payload["notes"])
+
+        if ("correct" in metrics and not metrics["correct"]) or metrics.get("error"):
+            draft.keep_reported_score(metrics.get("combined_score"))
+            reason = metrics.get("error") or f"evaluator reported correct={metrics['correct']!r}"
+            return draft.finish("incorrect", error=str(reason))
+        score = _module_score(metrics, top_level_numeric, draft, non_finite, where)
+    except OutputRejected as rejection:
+        return draft.finish(rejection.status, error=rejection.message)
+    return draft.finish("ok", score)
+
+
+def _module_score(
+    metrics: dict[str, Any],
+    top_level_numeric: dict[str, Any],
+    draft: ResultDraft,
+    non_finite: dict[str, str],
+    where: str,
+) -> float:
+    if "combined_score" in metrics:
+        return require_finite_score(
+            metrics["combined_score"], where, non_finite.get("metrics.combined_score")
+        )
+    candidates, prefix = top_level_numeric, "metrics."
+    if not candidates and "public" in metrics:
+        prefix = "metrics.public."
+        candidates = {
+            key: value
+            for key, value in draft.public.items()
+            if _is_number(value) or f"{prefix}{key}" in non_finite
+        }
+    if not candidates:
+        raise invalid(
+            f"{where} returned no 'combined_score' and no numeric metric to average; "
+            f"its keys are {sorted(metrics)}"
+        )
+    bad = {
+        key: non_finite[f"{prefix}{key}"] for key in candidates if f"{prefix}{key}" in non_finite
+    }
+    if bad:
+        raise OutputRejected(
+            "incorrect",
+            f"{where} returned no 'combined_score', and the metrics it would be averaged from "
+            f"are not all finite: {bad}",
+        )
+    draft.extra["combined_score_source"] = (
+        f"mean of {sorted(candidates)} (evaluate() returned no 'combined_score')"
+    )
+    return sum(float(value) for value in candidates.values()) / len(candidates)
+
+
+# --------------------------------------------------------------- command contract
+
+
+@dataclass(frozen=True)
+class CorrectnessReport:
+    correct: bool
+    error: str
+
+
+def read_correct_json(path: Path) -> CorrectnessReport | None:
+    if not path.exists():
+        return None
+    report = read_json_object(path)
+    if "correct" not in report:
+        raise invalid(
+            f'{path} has no \'correct\' key; expected {{"correct": true|false, "error": ...}}'
+        )
+    correct = report["correct"]
+    if not isinstance(correct, bool):
+        raise invalid(f"'correct' in {path} must be true or false, but is {describe(correct)}")
+    error = report.get("error")
+    return CorrectnessReport(correct=correct, error="" if error is None else str(error))
+
+
+def map_command_results(results_dir: Path) -> EvaluationResult:
+    metrics_path = results_dir / "metrics.json"
+    correct_path = results_dir / "correct.json"
+    draft = ResultDraft()
+    try:
+        report = read_correct_json(correct_path)
+    except OutputRejected as rejection:
+        return draft.finish(rejection.status, error=rejection.message)
+    try:
+        metrics = read_json_object(metrics_path)
+    except OutputRejected as rejection:
+        if report is not None and not report.correct:
+            reason = report.error or f"{correct_path} reports correct=false"
+            return draft.finish("incorrect", error=f"{reason}\n(also: {rejection.message})")
+        return draft.finish(rejection.status, error=rejection.message)
+
+    where = str(metrics_path)
+    try:
+        draft.public = optional_dict(metrics, "public", where)
+        draft.private = optional_dict(metrics, "private", where)
+        draft.text_feedback = feedback_text(metrics.get("text_feedback"), where)
+        if "extra_data" in metrics:
+            draft.extra["extra_data"] = capped(metrics["extra_data"], "extra_data")
+        others = {k: v for k, v in metrics.items() if k not in COMMAND_RESERVED_KEYS}
+        if others:
+            draft.extra["other_metrics"] = capped(others, "other metrics")
+        if report is not None and not report.correct:
+            draft.keep_reported_score(metrics.get("combined_score"))
+            reason = report.error or f"{correct_path} reports correct=false (no error given)"
+            return draft.finish("incorrect", error=reason)
+        if "combined_score" not in metrics:
+            raise invalid(f"{where} has no 'combined_score' key; its keys are {sorted(metrics)}")
+        where_score = where if report is not None else f"{where} (and there is no correct.json)"
+        score = require_finite_score(metrics["combined_score"], where_score)
+    except OutputRejected as rejection:
+        return draft.finish(rejection.status, error=rejection.message)
+    return draft.finish("ok", score)

@@ -1,0 +1,188 @@
+"""The ``function`` reply format: complete function definitions that replace their namesakes.
+
+Each function in the reply replaces the definition with the same name inside an EVOLVE-BLOCK
+(re-indented to where that definition sits). A new name is added to the last block, except in
+C and C++, where a function must be declared before use: there it goes right before the first
+block definition that mentions it. A name defined only outside the blocks is an error.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from cambrian.mutate.code_mask import mask_code
+from cambrian.mutate.definitions import (
+    Definition,
+    code_outside,
+    find_definitions,
+    supports_functions,
+)
+from cambrian.mutate.patch_types import PatchError
+from cambrian.mutate.reply_text import fences_for_language, find_fences
+from cambrian.task.blocks import EvolveRegions, line_text, parse_marker, parse_regions, split_lines
+from cambrian.task.languages import Language
+
+_DECLARE_BEFORE_USE = frozenset({"c", "cpp"})
+
+
+def _reply_functions(reply: str, language: Language, notes: list[str]) -> list[tuple[str, str]]:
+    """(name, dedented code) of each complete definition in the reply's code blocks."""
+    fences = fences_for_language(find_fences(reply), language)
+    if not fences:
+        raise PatchError(
+            f"no code block found: put the complete function(s) in one ```{language.fence_tag} ... ``` block."
+        )
+    functions: list[tuple[str, str]] = []
+    for fence in fences:
+        # Models often copy the marker lines around their functions; they carry no code.
+        lines = [line for line in split_lines(fence.body) if parse_marker(line) is None]
+        body = "".join(lines)
+        try:
+            definitions = find_definitions(body, language, top_level_only=True)
+            leftovers = code_outside(body, language, definitions)
+        except SyntaxError as exc:
+            raise PatchError(f"the code block does not parse: line {exc.lineno}: {exc.msg}") from None
+        if leftovers:
+            first = line_text(lines[leftovers[0]]).strip()
+            notes.append(f"ignored {len(leftovers)} line(s) of code outside the functions, e.g. `{first}`")
+        for definition in definitions:
+            code = textwrap.dedent("".join(lines[definition.start : definition.end]))
+            functions.append((definition.name, code))
+    if not functions:
+        raise PatchError(
+            "the code block holds no complete function definition: give each whole function, "
+            "from its signature line to its last line."
+        )
+    names = [name for name, _ in functions]
+    for name in names:
+        if names.count(name) > 1:
+            raise PatchError(f"the reply defines `{name}` more than once; give each function once.")
+    return functions
+
+
+def _indented(code: str, indent: str) -> list[str]:
+    lines = split_lines(code)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return [indent + line if line.strip() else "\n" for line in lines]
+
+
+def _block_indent(regions: EvolveRegions, start: int, end: int) -> str:
+    code = [line_text(line) for line in regions.lines[start:end] if line.strip()]
+    if not code:
+        return ""
+    return min((line[: len(line) - len(line.lstrip())] for line in code), key=len)
+
+
+def _lines_text(regions: EvolveRegions, definition: Definition) -> str:
+    return "".join(regions.lines[definition.start : definition.end])
+
+
+def _choose_target(name: str, candidates: list[Definition], regions: EvolveRegions) -> Definition:
+    inside = [d for d in candidates if regions.block_containing(d.start, d.end) is not None]
+    straddling = [d for d in candidates if any(d.start <= m < d.end for m in regions.marker_lines())]
+    if not inside and straddling:
+        d = straddling[0]
+        raise PatchError(
+            f"function `{name}` (lines {d.start + 1}-{d.end}) is only partly inside the EVOLVE-BLOCK, "
+            "so it cannot be replaced whole; give only functions that lie entirely between "
+            "EVOLVE-BLOCK-START and EVOLVE-BLOCK-END."
+        )
+    if not inside:
+        where = ", ".join(f"line {d.start + 1}" for d in candidates)
+        raise PatchError(
+            f"function `{name}` is defined outside the EVOLVE-BLOCK ({where}) and cannot be changed; "
+            "only functions between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END can be replaced."
+        )
+    shallowest = min(d.depth for d in inside)
+    top = [d for d in inside if d.depth == shallowest]
+    if len(top) > 1:
+        where = ", ".join(f"line {d.start + 1}" for d in top)
+        raise PatchError(
+            f"`{name}` is defined {len(top)} times in the EVOLVE-BLOCK ({where}); "
+            "it is unclear which one to replace."
+        )
+    return top[0]
+
+
+def _insertion_point(
+    name: str, definitions: list[Definition], regions: EvolveRegions, source: str, language: Language
+) -> int:
+    """Line before which a new function goes (0-based)."""
+    if language.name in _DECLARE_BEFORE_USE:
+        masked_lines = split_lines(mask_code(source, language))
+        for definition in definitions:
+            if regions.block_containing(definition.start, definition.end) is None:
+                continue
+            body = "".join(masked_lines[definition.start : definition.end])
+            if _mentions(body, name):
+                return definition.start
+    return regions.blocks[-1].content_end
+
+
+def _mentions(code: str, name: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", code) is not None
+
+
+def _put_function(
+    source: str, name: str, code: str, language: Language, notes: list[str]
+) -> tuple[str, bool]:
+    """``source`` with function ``name`` replaced or added; also whether anything changed."""
+    regions = parse_regions(source)
+    try:
+        definitions = find_definitions(source, language, top_level_only=False)
+    except SyntaxError as exc:
+        raise PatchError(
+            f"the current program does not parse (line {exc.lineno}: {exc.msg}), "
+            "so its functions cannot be located."
+        ) from None
+    lines = list(regions.lines)
+    candidates = [d for d in definitions if d.name == name]
+    if candidates:
+        target = _choose_target(name, candidates, regions)
+        first_line = line_text(lines[target.start])
+        new_lines = _indented(code, first_line[: len(first_line) - len(first_line.lstrip())])
+        if "".join(new_lines).rstrip() == _lines_text(regions, target).rstrip():
+            return source, False
+        if not lines[target.end - 1].endswith("\n"):
+            new_lines[-1] = line_text(new_lines[-1])
+        return "".join(lines[: target.start] + new_lines + lines[target.end :]), True
+
+    position = _insertion_point(name, definitions, regions, source, language)
+    block = regions.block_containing(position, position) or regions.blocks[-1]
+    new_lines = _indented(code, _block_indent(regions, block.content_start, block.content_end))
+    if position > 0 and not lines[position - 1].endswith("\n"):
+        lines[position - 1] += "\n"
+    if position > block.content_start and lines[position - 1].strip():
+        new_lines.insert(0, "\n")
+    if position < block.content_end:
+        new_lines.append("\n")
+        notes.append(f"new function `{name}` was placed before its first use (line {position + 1})")
+    return "".join(lines[:position] + new_lines + lines[position:]), True
+
+
+def apply_function_reply(parent_source: str, reply: str, language: Language) -> tuple[str, int, list[str]]:
+    """Apply every function of ``reply``; returns (source, functions changed, notes)."""
+    if not supports_functions(language):
+        raise ValueError(
+            f"the function reply format does not support {language.name}; use the diff or full format"
+        )
+    notes: list[str] = []
+    functions = _reply_functions(reply, language, notes)
+    try:
+        existing = {d.name for d in find_definitions(parent_source, language, top_level_only=False)}
+    except SyntaxError:
+        existing = set()  # _put_function reports the parse error
+    # Replace known functions first, so that new helpers can be placed before their callers.
+    functions.sort(key=lambda function: function[0] not in existing)
+    source = parent_source
+    changed = 0
+    for name, code in functions:
+        source, did_change = _put_function(source, name, code, language, notes)
+        changed += did_change
+    if not changed:
+        raise PatchError(
+            "the function(s) in the reply are identical to the current program; change something."
+        )
+    return source, changed, notes

@@ -1,0 +1,118 @@
+"""GBNF grammars (llama.cpp syntax) that hold a local model to a reply format, and the short
+format instructions shown in the prompt.
+
+Every grammar has the same shape: an optional single description line (short, no backticks),
+then the code part, after which generation can only end. Inside code any characters are allowed
+(unicode too); only the structure is fixed:
+
+* ``full`` / ``function``: exactly one block ```` ```<tag> ```` ... ```` ``` ````; no body line
+  may start with ```` ``` ````, so the model cannot close the fence early or open another one;
+* ``diff``: one to four SEARCH/REPLACE edits in the exact marker syntax; no code line may start
+  like a marker (``<<<<<``, ``=====``, ``>>>>>``), so markers cannot be confused with code.
+"""
+
+from __future__ import annotations
+
+from cambrian.mutate.definitions import supports_functions
+from cambrian.mutate.format_examples import format_example
+from cambrian.task.languages import Language, as_language
+
+MAX_DESCRIPTION_CHARS = 100
+MAX_DIFF_EDITS = 4
+_MARKER_PREFIXES = ("<<<<<", "=====", ">>>>>")
+
+
+def _char_class_escape(chars: str) -> str:
+    return "".join("\\" + c if c in "]\\^-[" else c for c in chars)
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def line_avoiding(prefixes: tuple[str, ...]) -> str:
+    """A GBNF expression for one line's text (no "\\n") that starts with none of ``prefixes``.
+
+    Walks the prefixes' trie: at each node the line may end, continue with a character that
+    leaves every prefix, or follow a child that does not complete a prefix."""
+    first_chars = sorted({prefix[0] for prefix in prefixes})
+    alternatives = [f"[^{_char_class_escape(''.join(first_chars))}\\n] [^\\n]*"]
+    for char in first_chars:
+        rests = tuple(prefix[1:] for prefix in prefixes if prefix[0] == char)
+        if "" in rests:
+            continue  # this character completes a forbidden prefix
+        alternatives.append(f"{_literal(char)} {line_avoiding(rests)}")
+    return "( " + " | ".join(alternatives) + " )?"
+
+
+def _description_rule(excluded_first: str) -> str:
+    # No backticks at all: a small model otherwise drifts into opening the code fence mid-line.
+    first = f"[^{_char_class_escape(excluded_first)}`\\n]"
+    return f"description ::= {first} [^`\\n]{{0,{MAX_DESCRIPTION_CHARS - 1}}} \"\\n\""
+
+
+def _fenced_code_grammar(language: Language) -> str:
+    return "\n".join(
+        [
+            "root ::= description? code",
+            _description_rule(""),
+            f'code ::= {_literal("```" + language.fence_tag)} "\\n" code-line* "```" "\\n"?',
+            f'code-line ::= {line_avoiding(("```",))} "\\n"',
+        ]
+    )
+
+
+def _diff_grammar() -> str:
+    return "\n".join(
+        [
+            f'root ::= description? edit ( "\\n"? edit ){{0,{MAX_DIFF_EDITS - 1}}}',
+            _description_rule("<"),
+            'edit ::= "<<<<<<< SEARCH\\n" code-line* "=======\\n" code-line* ">>>>>>> REPLACE\\n"',
+            f'code-line ::= {line_avoiding(_MARKER_PREFIXES)} "\\n"',
+        ]
+    )
+
+
+def grammar_for(fmt: str, language: Language | str) -> str:
+    """The GBNF grammar that constrains a reply in format ``fmt`` (root rule: ``root``)."""
+    lang = as_language(language)
+    if fmt == "diff":
+        return _diff_grammar()
+    if fmt == "full":
+        return _fenced_code_grammar(lang)
+    if fmt == "function":
+        if not supports_functions(lang):
+            raise ValueError(f"the function reply format does not support {lang.name}; use diff or full")
+        return _fenced_code_grammar(lang)
+    raise ValueError(f"unknown patch format {fmt!r}; expected diff, full or function")
+
+
+_FIRST_LINE = "Reply format: one short line (at most 15 words) saying what you change, then "
+_INSTRUCTIONS = {
+    "diff": (
+        _FIRST_LINE + "one or more edits:\n"
+        "<<<<<<< SEARCH\n(lines copied exactly from the current program)\n=======\n(the new lines)\n"
+        ">>>>>>> REPLACE\n"
+        "SEARCH must copy whole lines exactly, with their indentation, from inside the EVOLVE-BLOCK.\n"
+        "Write nothing else."
+    ),
+    "full": (
+        _FIRST_LINE + "the complete new program in one ```{tag} code block. Keep the "
+        "EVOLVE-BLOCK-START and EVOLVE-BLOCK-END lines; change only the code between them.\n"
+        "Write nothing after the code block."
+    ),
+    "function": (
+        _FIRST_LINE + "one ```{tag} code block with the complete new version of each function you "
+        "change, from its first line to its last. Only functions inside the EVOLVE-BLOCK can change.\n"
+        "Write nothing after the code block."
+    ),
+}
+
+
+def format_instructions(fmt: str, language: Language | str) -> str:
+    """Short instructions for reply format ``fmt``, with one tiny example."""
+    lang = as_language(language)
+    grammar_for(fmt, lang)  # same validation of fmt/language as the grammar
+    example = format_example(fmt, lang)
+    text = _INSTRUCTIONS[fmt].replace("{tag}", lang.fence_tag)
+    return f"{text}\n\nExample, for a different program:\n{example.reply.rstrip()}"

@@ -1,0 +1,29 @@
+"""The result of applying an LLM reply, and the error raised when a reply cannot be applied."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+PatchFormat = Literal["diff", "full", "function"]
+PATCH_FORMATS: tuple[PatchFormat, ...] = ("diff", "full", "function")
+
+TRUNCATED_FENCE_MESSAGE = "the reply was cut off before the closing ```"
+
+
+class PatchError(ValueError):
+    """A reply could not be applied. The message is written to be shown to the LLM as-is."""
+
+    def __init__(self, message: str, *, truncated: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        # True when the reply looks cut off (e.g. by the token limit) rather than wrong.
+        self.truncated = truncated
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    source: str  # the complete child program
+    description: str  # the reply's one-line summary of the change ("" when it gave none)
+    n_edits: int  # SEARCH/REPLACE blocks, functions, or changed blocks, depending on the format
+    notes: list[str] = field(default_factory=list)  # harmless oddities worth keeping in the trace

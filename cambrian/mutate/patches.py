@@ -1,0 +1,70 @@
+"""Apply an LLM reply to the parent program, in one of three formats.
+
+* ``diff``: SEARCH/REPLACE edits (:mod:`cambrian.mutate.search_replace`);
+* ``full``: the whole program or the new block content (:mod:`cambrian.mutate.full_rewrite`);
+* ``function``: complete function definitions (:mod:`cambrian.mutate.function_patch`).
+
+Every failure raises :class:`PatchError` with a short, concrete message meant to be sent back
+to the model for another try. Code outside the EVOLVE-BLOCKs never changes, whatever the reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from cambrian.mutate.definitions import supports_functions
+from cambrian.mutate.format_examples import copied_example_line
+from cambrian.mutate.full_rewrite import apply_full_reply
+from cambrian.mutate.function_patch import apply_function_reply
+from cambrian.mutate.patch_types import PATCH_FORMATS, PatchError, PatchFormat, PatchResult
+from cambrian.mutate.reply_text import extract_description, is_fence_line
+from cambrian.mutate.search_replace import apply_diff_reply, is_search_marker
+from cambrian.task.blocks import BlockError, check_immutable_unchanged
+from cambrian.task.languages import Language, as_language
+
+# Reasoning models may draft code inside <think>; only the final answer counts.
+_REASONING = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+__all__ = ["PATCH_FORMATS", "PatchError", "PatchFormat", "PatchResult", "apply_reply"]
+
+
+_APPLIERS: dict[str, Callable[[str, str, Language], tuple[str, int, list[str]]]] = {
+    "diff": lambda parent, reply, _language: apply_diff_reply(parent, reply),
+    "full": apply_full_reply,
+    "function": apply_function_reply,
+}
+
+
+def _starts_code(line: str) -> bool:
+    return is_fence_line(line) or is_search_marker(line)
+
+
+def apply_reply(fmt: str, parent_source: str, reply_text: str, language: Language | str) -> PatchResult:
+    """The child program that ``reply_text`` describes, in reply format ``fmt``.
+
+    ``language`` is a :class:`Language` or its name. Raises :class:`PatchError` when the reply
+    cannot be applied (``PatchError.truncated`` tells a cut-off reply apart), ``ValueError`` for
+    an unknown format or a language the format does not support, and :class:`BlockError` if the
+    parent's own markers are malformed.
+    """
+    if fmt not in _APPLIERS:
+        raise ValueError(f"unknown patch format {fmt!r}; expected one of {', '.join(PATCH_FORMATS)}")
+    lang = as_language(language)
+    if fmt == "function" and not supports_functions(lang):
+        raise ValueError(
+            f"the function reply format does not support {lang.name}; use the diff or full format"
+        )
+    reply = _REASONING.sub("", reply_text)
+    copied = copied_example_line(fmt, lang, parent_source, reply)
+    if copied is not None:
+        raise PatchError(
+            f"the reply repeats the format example (`{copied}`) instead of changing the current "
+            "program; write a change for the current program."
+        )
+    source, n_edits, notes = _APPLIERS[fmt](parent_source, reply, lang)
+    try:
+        check_immutable_unchanged(parent_source, source)
+    except BlockError as exc:  # a bug guard: every format already keeps the outside text
+        raise PatchError(str(exc)) from None
+    return PatchResult(source, extract_description(reply, _starts_code), n_edits, notes)

@@ -1,0 +1,189 @@
+"""Mutation prompts, built to fit the model's context window.
+
+Layout: the system message holds only what never changes during a run (role, task, problem
+statement), so local servers reuse its KV cache across calls. The user message holds the parent,
+its feedback, inspirations and notes, and ends with the instructions and reply format, where a
+small model attends most. When the budget is tight, optional sections are shrunk and then dropped
+in priority order; the call is never allowed to overflow the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cambrian.config import PromptConfig
+from cambrian.llm.base import Message
+from cambrian.mutate.grammars import format_instructions
+from cambrian.task.blocks import block_contents
+from cambrian.task.folder import Task
+
+TokenCounter = Callable[[str], int]
+
+
+class PromptTooLarge(ValueError):
+    """Even the required parts of the prompt do not fit the model's window."""
+
+
+@dataclass(frozen=True)
+class ProgramView:
+    """A program as a prompt shows it (never includes private metrics)."""
+
+    id: int
+    source: str
+    score: float | None
+    correct: bool
+    public: dict[str, Any] = field(default_factory=dict)
+    text_feedback: str = ""
+    error: str = ""
+
+
+TASK_INTENT = {
+    "diff": "Make one focused change that improves the score.",
+    "full": "Rewrite the code inside the EVOLVE-BLOCK with a better approach.",
+    "cross": "Combine the strongest ideas of the current program and the other program shown "
+    "into one better program.",
+    "fix": "The current program fails. Fix it so that it runs correctly.",
+}
+
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    text = str(value)
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _truncate(text: str, limit: int) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return text[:head] + "\n[… truncated …]\n" + text[-(limit - head):]
+
+
+class PromptBuilder:
+    def __init__(self, task: Task, config: PromptConfig) -> None:
+        self.task = task
+        self.config = config
+        self.fence = task.language.fence_tags[0] if task.language.fence_tags else ""
+        self.better = "higher" if task.direction == "maximize" else "lower"
+
+    # ------------------------------------------------------------------ fixed part
+
+    def system_message(self, problem_chars: int | None = None) -> str:
+        parts = [
+            f"You are an expert {self.task.language.name} programmer. You improve a program step "
+            f"by step; each version is run and scored ({self.better} score is better).",
+        ]
+        if self.task.description:
+            parts.append("## Task\n" + self.task.description.strip())
+        if self.task.problem_statement:
+            statement = self.task.problem_statement
+            if problem_chars is not None:
+                statement = _truncate(statement, problem_chars)
+            parts.append("## Problem statement\n" + statement.strip())
+        parts.append(
+            "Only the code between the EVOLVE-BLOCK-START and EVOLVE-BLOCK-END markers may change; "
+            "everything else is fixed."
+        )
+        return "\n\n".join(parts)
+
+    # ------------------------------------------------------------------ sections
+
+    def _code(self, source: str) -> str:
+        return f"```{self.fence}\n{source.rstrip()}\n```"
+
+    def _metrics(self, program: ProgramView, feedback_chars: int) -> str:
+        lines = []
+        if program.correct and program.score is not None:
+            lines.append(f"Score: {program.score:.6g} ({self.better} is better)")
+        elif not program.correct:
+            lines.append("Status: FAILED")
+        for key, value in sorted(program.public.items()):
+            lines.append(f"- {key}: {_fmt_value(value)}")
+        if program.error:
+            lines.append("Error:\n" + _truncate(program.error, feedback_chars))
+        if self.config.show_text_feedback and program.text_feedback and feedback_chars > 0:
+            lines.append("Feedback:\n" + _truncate(program.text_feedback, feedback_chars))
+        return "\n".join(lines)
+
+    def _inspiration(self, program: ProgramView, blocks_only: bool) -> str:
+        title = f"### Program {program.id} (score {program.score:.6g})" if program.score is not None \
+            else f"### Program {program.id}"
+        source = "\n".join(block_contents(program.source)) if blocks_only else program.source
+        return f"{title}\n{self._code(source)}"
+
+    # ------------------------------------------------------------------ assembly
+
+    def build(
+        self,
+        *,
+        kind: str,
+        fmt: str,
+        parent: ProgramView,
+        inspirations: Sequence[ProgramView] = (),
+        notes: Sequence[str] = (),
+        budget_tokens: int,
+        count_tokens: TokenCounter,
+    ) -> tuple[Message, ...]:
+        """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix."""
+        instructions = (
+            f"## Your task\n{TASK_INTENT[kind]}\n\n{format_instructions(fmt, self.task.language.name)}"
+        )
+        current = f"## Current program\n{self._code(parent.source)}"
+
+        # Variants from richest to leanest; the first that fits wins.
+        feedback_levels = [self.config.max_feedback_chars, self.config.max_feedback_chars // 3, 0]
+        problem_levels: list[int | None] = [None, 4000, 1500, 0]
+        insp_levels = [(len(inspirations), False), (len(inspirations), True)] + [
+            (n, True) for n in range(len(inspirations) - 1, -1, -1)
+        ]
+        note_levels = [len(notes), min(len(notes), 1), 0]
+
+        def render(problem: int | None, feedback: int, n_insp: int, blocks_only: bool, n_notes: int):
+            system = self.system_message(problem)
+            sections = [current, "## Its evaluation\n" + self._metrics(parent, feedback)]
+            if n_insp:
+                label = "## The other program" if kind == "cross" else "## Other programs for inspiration"
+                sections.append(label + "\n" + "\n\n".join(
+                    self._inspiration(p, blocks_only) for p in inspirations[-n_insp:]
+                ))
+            if n_notes:
+                sections.append("## Notes from earlier attempts\n" + "\n".join(
+                    f"- {n}" for n in notes[:n_notes]
+                ))
+            sections.append(instructions)
+            return (Message("system", system), Message("user", "\n\n".join(sections)))
+
+        for n_notes in note_levels:
+            for n_insp, blocks_only in insp_levels:
+                for feedback in feedback_levels:
+                    messages = render(None, feedback, n_insp, blocks_only, n_notes)
+                    if self._fits(messages, budget_tokens, count_tokens):
+                        return messages
+        for problem in problem_levels[1:]:
+            messages = render(problem, 0, 0, True, 0)
+            if self._fits(messages, budget_tokens, count_tokens):
+                return messages
+        raise PromptTooLarge(
+            f"the program alone needs more than the {budget_tokens} prompt tokens available; "
+            "use a model with a larger context window or a smaller evolve block"
+        )
+
+    def retry_message(self, error: str, truncated: bool) -> Message:
+        """The Reflexion turn after a reply that could not be applied."""
+        if truncated:
+            hint = "Your reply was cut off because it was too long. Reply again with a SHORTER answer."
+        else:
+            hint = "Your reply could not be used."
+        return Message(
+            "user",
+            f"{hint}\nProblem: {error.strip()}\nReply again, following the required format exactly.",
+        )
+
+    @staticmethod
+    def _fits(messages: Sequence[Message], budget: int, count: TokenCounter) -> bool:
+        # Chat templates add a few tokens per message on top of the content.
+        return sum(count(m.content) + 8 for m in messages) <= budget

@@ -1,0 +1,210 @@
+"""Turn a sampled parent into a child program with an LLM.
+
+One call to :meth:`Proposer.propose` is one conversation: the model replies, the reply is parsed
+and applied; when that fails, the precise error goes back to the model (Reflexion, seed 000 §3.2)
+for up to ``max_patch_attempts`` turns. Every call and every failed attempt is stored, so a run's
+trace shows what the model saw and why a reply was refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from cambrian.config import ModelConfig, RunConfig
+from cambrian.llm.base import (
+    ContextOverflow,
+    GenerationParams,
+    LLMBadRequest,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    Message,
+)
+from cambrian.llm.ensemble import Arm, Ensemble
+from cambrian.mutate.grammars import grammar_for
+from cambrian.mutate.patches import PatchError, apply_reply
+from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge
+from cambrian.mutate.syntax import check_syntax
+from cambrian.store.store import Store
+from cambrian.task.blocks import BlockError, check_immutable_unchanged
+from cambrian.task.folder import Task
+
+UNKNOWN_CONTEXT_WINDOW = 32_768
+
+
+@dataclass(frozen=True)
+class ProposalRequest:
+    generation: int
+    island: int
+    kind: str  # diff | full | cross | fix
+    parent: ProgramView
+    inspirations: tuple[ProgramView, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class ProposalOutcome:
+    candidate_id: int | None  # the pending child, or None when every attempt failed
+    llm_calls: int = 0
+    errors: list[str] = field(default_factory=list)
+    model: str | None = None
+    fatal: str | None = None  # an error no retry can fix (bad credentials, malformed request)
+
+
+def reply_format(model: ModelConfig, kind: str) -> str:
+    """The patch format to ask ``model`` for, for one mutation kind."""
+    if kind in ("full", "cross", "fix"):
+        return "full"
+    return "diff" if model.patch_format == "auto" else model.patch_format
+
+
+class Proposer:
+    def __init__(self, task: Task, config: RunConfig, store: Store, ensemble: Ensemble) -> None:
+        self.task = task
+        self.config = config
+        self.store = store
+        self.ensemble = ensemble
+        self.prompts = PromptBuilder(task, config.prompt)
+
+    def _reply_tokens(self, arm: Arm, fmt: str) -> int:
+        if arm.model.max_tokens:
+            return arm.model.max_tokens
+        return self.config.prompt.reply_tokens_diff if fmt == "diff" else self.config.prompt.reply_tokens_full
+
+    async def propose(self, request: ProposalRequest, arm: Arm) -> ProposalOutcome:
+        provider = self.ensemble.provider(arm)
+        fmt = reply_format(arm.model, request.kind)
+        reply_tokens = self._reply_tokens(arm, fmt)
+        window = provider.context_window or UNKNOWN_CONTEXT_WINDOW
+        budget = window - reply_tokens - self.config.prompt.context_margin_tokens
+        outcome = ProposalOutcome(candidate_id=None, model=arm.model.label)
+        try:
+            messages = self.prompts.build(
+                kind=request.kind, fmt=fmt, parent=request.parent,
+                inspirations=request.inspirations, notes=request.notes,
+                budget_tokens=budget, count_tokens=provider.count_tokens,
+            )
+        except PromptTooLarge as exc:
+            self._record_failure(request, arm, None, str(exc))
+            outcome.errors.append(str(exc))
+            return outcome
+
+        params = GenerationParams(
+            temperature=arm.temperature,
+            max_tokens=reply_tokens,
+            grammar=grammar_for(fmt, self.task.language.name) if arm.model.provider == "local" else None,
+        )
+        previous_context: int | None = None
+        for _ in range(self.config.evolution.max_patch_attempts):
+            llm_request = LLMRequest(messages=messages, params=params)
+            response, context_id, error, fatal = await self._call(
+                provider, arm, llm_request, previous_context
+            )
+            outcome.llm_calls += 1
+            previous_context = context_id
+            if response is None:
+                self._record_failure(request, arm, context_id, error)
+                outcome.errors.append(error)
+                outcome.fatal = f"model '{arm.model.label}': {error}" if fatal else None
+                break  # the provider already retried transient failures
+            child, error, notes = await self._apply(request.parent.source, fmt, response)
+            if child is not None:
+                outcome.candidate_id = self._record_child(request, arm, context_id, child, notes)
+                return outcome
+            self._record_failure(request, arm, context_id, error)
+            outcome.errors.append(error)
+            messages = self._continue(messages, response, error, budget, provider.count_tokens, request, fmt)
+        return outcome
+
+    # ------------------------------------------------------------------ steps
+
+    async def _call(
+        self, provider: Any, arm: Arm, request: LLMRequest, previous_context: int | None
+    ) -> tuple[LLMResponse | None, int, str, bool]:
+        """(response, context id, error, fatal): fatal errors cannot be fixed by retrying."""
+        try:
+            response = await provider.complete(request)
+        except LLMError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            context_id = self.store.add_context(
+                purpose="mutation", model=arm.model.label, provider=arm.model.provider,
+                request=request, response=None, error=error, parent_context_id=previous_context,
+            )
+            fatal = isinstance(exc, LLMBadRequest) and not isinstance(exc, ContextOverflow)
+            return None, context_id, error, fatal
+        context_id = self.store.add_context(
+            purpose="mutation", model=arm.model.label, provider=arm.model.provider,
+            request=request, response=response, parent_context_id=previous_context,
+        )
+        return response, context_id, "", False
+
+    async def _apply(
+        self, parent_source: str, fmt: str, response: LLMResponse
+    ) -> tuple[tuple[str, str] | None, str, dict[str, Any]]:
+        """Return ((source, description), "", notes) or (None, error, {})."""
+        try:
+            patch = apply_reply(fmt, parent_source, response.text, self.task.language.name)
+            check_immutable_unchanged(parent_source, patch.source)
+        except (PatchError, BlockError) as exc:
+            message = str(exc)
+            if response.truncated:
+                message = f"reply hit the {response.usage.completion_tokens}-token limit; {message}"
+            return None, message, {}
+        if patch.source.strip() == parent_source.strip():
+            return None, "the reply does not change the program", {}
+        syntax_error = await asyncio.to_thread(check_syntax, patch.source, self.task.language.name)
+        if syntax_error:
+            return None, f"syntax error: {syntax_error}", {}
+        notes = {"format": fmt, "edits": patch.n_edits, "apply_notes": list(patch.notes)}
+        return (patch.source, patch.description), "", notes
+
+    def _continue(
+        self,
+        messages: tuple[Message, ...],
+        response: LLMResponse,
+        error: str,
+        budget: int,
+        count_tokens: Any,
+        request: ProposalRequest,
+        fmt: str,
+    ) -> tuple[Message, ...]:
+        retry = self.prompts.retry_message(error, response.truncated)
+        extended = messages + (Message("assistant", response.text), retry)
+        if sum(count_tokens(m.content) + 8 for m in extended) <= budget:
+            return extended
+        # The conversation no longer fits: start over, carrying only the error forward.
+        return messages[:-1] + (Message("user", messages[-1].content + "\n\n" + retry.content),)
+
+    # ------------------------------------------------------------------ records
+
+    def _record_failure(self, request: ProposalRequest, arm: Arm, context_id: int | None, error: str) -> None:
+        self.store.add_candidate(
+            generation=request.generation, island=request.island, parent_id=request.parent.id,
+            operator=request.kind, status="patch_failed", language=self.task.language.name,
+            model=arm.model.label, context_id=context_id, error=error,
+            notes={"temperature": arm.temperature},
+        )
+
+    def _record_child(
+        self,
+        request: ProposalRequest,
+        arm: Arm,
+        context_id: int,
+        child: tuple[str, str],
+        notes: dict[str, Any],
+    ) -> int:
+        source, description = child
+        notes = {**notes, "temperature": arm.temperature}
+        with self.store.transaction():
+            candidate_id = self.store.add_candidate(
+                generation=request.generation, island=request.island, parent_id=request.parent.id,
+                operator=request.kind, status="pending", language=self.task.language.name,
+                source=source, description=description, model=arm.model.label,
+                context_id=context_id, notes=notes,
+            )
+            self.store.add_edge(request.parent.id, candidate_id, "parent", request.kind)
+            for inspiration in request.inspirations:
+                self.store.add_edge(inspiration.id, candidate_id, "inspiration", request.kind)
+        return candidate_id

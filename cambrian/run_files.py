@@ -1,0 +1,44 @@
+"""Files a run keeps beside its store: the resolved config and a copy of the best program."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from cambrian.config import RunConfig
+from cambrian.store.store import Store
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def write_config(run_dir: Path, config: RunConfig) -> None:
+    _atomic_write(run_dir / "config.yaml", yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
+
+
+def write_best(run_dir: Path, store: Store, candidate_id: int, filename: str) -> Path:
+    """Copy the candidate's source to ``run_dir/best/`` with its scores (public ones only)."""
+    row = store.candidate(candidate_id)
+    result = store.evaluation(candidate_id)
+    best_dir = run_dir / "best"
+    program = best_dir / filename
+    _atomic_write(program, row.source or "")
+    info = {
+        "candidate_id": row.id,
+        "generation": row.generation,
+        "score": row.score,
+        "public": result.public if result else {},
+        "model": row.model,
+        "operator": row.operator,
+    }
+    _atomic_write(best_dir / "info.json", json.dumps(info, indent=2, default=str))
+    return program

@@ -1,0 +1,357 @@
+"""The evolution loop: one asyncio loop that keeps evaluation workers busy while new proposals are
+generated (seed 000 Appendix A), committing every result to the run store as it lands.
+
+Resuming is reopening the store: the archive, RNG state and counters are rebuilt from it, pending
+children are re-queued for evaluation, and numbering continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cambrian.config import RunConfig
+from cambrian.evaluate.result import EvaluationResult
+from cambrian.evaluate.runner import ProgramEvaluator
+from cambrian.llm.base import LLMProvider
+from cambrian.llm.ensemble import Ensemble
+from cambrian.mutate.proposer import ProposalRequest, Proposer
+from cambrian.mutate.prompts import ProgramView
+from cambrian.search.islands import IslandArchive
+from cambrian.search.sampler import IslandSampler
+from cambrian.search.selection import Member
+from cambrian.store.store import CandidateRow, Store, source_hash
+from cambrian.task.folder import Task
+
+EventCallback = Callable[[str, dict[str, Any]], None]
+MAX_CONSECUTIVE_FAILED_SLOTS = 10
+
+
+class RunAborted(RuntimeError):
+    """The run cannot continue (e.g. the LLM rejects every request); the store stays valid."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_dir: Path
+    best_id: int | None
+    best_score: float | None
+    initial_score: float | None
+    evaluations: int
+    llm_calls: int
+    stop_reason: str
+
+
+class Evolution:
+    def __init__(
+        self,
+        run_dir: Path,
+        task: Task,
+        config: RunConfig,
+        store: Store,
+        providers: dict[str, LLMProvider],
+        evaluator: ProgramEvaluator,
+        on_event: EventCallback | None = None,
+    ) -> None:
+        self.run_dir = run_dir
+        self.task = task
+        self.config = config
+        self.store = store
+        self.evaluator = evaluator
+        self.on_event = on_event or (lambda kind, data: None)
+        self.maximize = task.direction == "maximize"
+        self.rng = np.random.default_rng(config.evolution.seed)
+        saved_rng = store.get_state("rng")
+        if saved_rng is not None:
+            self.rng.bit_generator.state = saved_rng
+        self.ensemble = Ensemble(config.llm, providers)
+        self.proposer = Proposer(task, config, store, self.ensemble)
+        self.archive = IslandArchive(config.database.num_islands, config.database.archive_size)
+        self.sampler: IslandSampler | None = None
+        self._views: dict[int, ProgramView] = {}
+        self._inflight_sources: dict[str, asyncio.Future[EvaluationResult]] = {}
+        self._proposals_in_flight = 0
+        self._failed_slots = 0
+        self._last_errors: list[str] = []
+        self._started = time.monotonic()
+
+    # ------------------------------------------------------------------ fitness
+
+    def fitness(self, score: float) -> float:
+        """Archive fitness is 'higher is better' whatever the task's direction."""
+        return score if self.maximize else -score
+
+    def _better(self, a: float | None, b: float | None) -> bool:
+        if a is None:
+            return False
+        return b is None or (a > b if self.maximize else a < b)
+
+    # ------------------------------------------------------------------ state
+
+    def _restore(self) -> None:
+        children = self.store.children_counts()
+        rows = {r.id: r for r in self.store.candidates("correct")}
+        for candidate_id, island in self.store.archive_members().items():
+            row = rows.get(candidate_id)
+            if row is not None and row.score is not None:
+                self.archive.restore(Member(candidate_id, island, self.fitness(row.score),
+                                            row.generation, children.get(candidate_id, 0)))
+        initial = self.store.candidate(1)
+        initial_fitness = self.fitness(initial.score) if initial.score is not None else float("-inf")
+        self._initial = Member(1, 0, initial_fitness, 0, children.get(1, 0))
+        self.sampler = IslandSampler(self.archive, self.config.database, self._initial, self.rng)
+        self.sampler.context.beam_head = self.store.get_state("beam_head")
+
+    def _save_search_state(self) -> None:
+        self.store.put_state("rng", self.rng.bit_generator.state)
+        if self.sampler is not None:
+            self.store.put_state("beam_head", self.sampler.context.beam_head)
+
+    def view(self, candidate_id: int) -> ProgramView:
+        if candidate_id not in self._views:
+            row = self.store.candidate(candidate_id)
+            result = self.store.evaluation(candidate_id)
+            error = ""
+            if result is not None and not result.correct:
+                error = result.error or result.stderr[-1500:]
+            self._views[candidate_id] = ProgramView(
+                id=row.id, source=row.source or "", score=row.score,
+                correct=row.status == "correct",
+                public=result.public if result else {},
+                text_feedback=result.text_feedback if result else "",
+                error=error,
+            )
+        return self._views[candidate_id]
+
+    # ------------------------------------------------------------------ budget
+
+    def evaluated_children(self) -> int:
+        return max(0, self.store.count("correct", "incorrect") - 1)
+
+    def stop_reason(self) -> str | None:
+        evo = self.config.evolution
+        if evo.max_llm_calls is not None and self.store.llm_call_count() >= evo.max_llm_calls:
+            return f"LLM call budget reached ({evo.max_llm_calls} calls)"
+        if evo.max_wall_time_s is not None and time.monotonic() - self._started >= evo.max_wall_time_s:
+            return f"wall-time budget reached ({evo.max_wall_time_s:g} s)"
+        if self._failed_slots >= MAX_CONSECUTIVE_FAILED_SLOTS:
+            return (f"the last {self._failed_slots} proposals produced no usable program; "
+                    f"last errors: {' | '.join(self._last_errors[-3:])}")
+        return None
+
+    def _may_launch(self) -> bool:
+        committed = self.evaluated_children() + self.store.count("pending")
+        return (
+            self._proposals_in_flight < self.config.evolution.max_proposals_in_flight
+            and committed + self._proposals_in_flight < self.config.evolution.generations
+            and self.stop_reason() is None
+        )
+
+    # ------------------------------------------------------------------ proposals
+
+    def _choose_kind(self, has_inspirations: bool) -> str:
+        evo = self.config.evolution
+        kinds = list(evo.patch_types)
+        probs = np.array(evo.patch_type_probs, dtype=float)
+        if not has_inspirations and "cross" in kinds:
+            probs[kinds.index("cross")] = 0.0
+        if probs.sum() <= 0:
+            return "diff" if "diff" in kinds else "full"
+        return kinds[int(self.rng.choice(len(kinds), p=probs / probs.sum()))]
+
+    def _next_request(self, generation: int) -> ProposalRequest:
+        assert self.sampler is not None
+        if len(self.archive) == 0:
+            failed = [r for r in self.store.candidates("incorrect") if r.source]
+            parent = failed[int(self.rng.integers(len(failed)))]
+            island = int(self.rng.integers(self.archive.num_islands))
+            return ProposalRequest(generation, island, "fix", self.view(parent.id))
+        sample = self.sampler.sample()
+        kind = self._choose_kind(bool(sample.inspiration_ids))
+        inspiration_ids = sample.inspiration_ids
+        if kind == "cross":
+            inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
+        return ProposalRequest(
+            generation, sample.island, kind, self.view(sample.parent_id),
+            tuple(self.view(i) for i in inspiration_ids),
+        )
+
+    async def _proposal_slot(self, generation: int) -> int | None:
+        self._proposals_in_flight += 1
+        try:
+            for _ in range(self.config.evolution.max_patch_resamples):
+                request = self._next_request(generation)
+                arm = self.ensemble.choose(self.rng)
+                outcome = await self.proposer.propose(request, arm)
+                self._last_errors.extend(outcome.errors)
+                self._last_errors = self._last_errors[-5:]
+                if outcome.fatal:
+                    raise RunAborted(outcome.fatal)
+                if outcome.candidate_id is not None:
+                    self.archive.note_child(request.parent.id)
+                    self._failed_slots = 0
+                    self.on_event("proposed", {"candidate_id": outcome.candidate_id,
+                                               "kind": request.kind, "model": arm.key})
+                    return outcome.candidate_id
+                self.on_event("proposal_failed", {"errors": outcome.errors, "model": arm.key})
+                if self.stop_reason() is not None:
+                    break
+            self._failed_slots += 1
+            return None
+        finally:
+            self._proposals_in_flight -= 1
+
+    # ------------------------------------------------------------------ evaluation
+
+    async def _evaluate(self, row: CandidateRow) -> None:
+        assert row.source is not None
+        digest = row.source_hash or source_hash(row.source)
+        earlier = self.store.find_evaluated(digest)
+        if earlier is None and digest in self._inflight_sources:
+            await asyncio.shield(self._inflight_sources[digest])
+            earlier = self.store.find_evaluated(digest)
+        if earlier is not None and earlier.id != row.id:
+            self._commit_duplicate(row, earlier)
+            return
+        future: asyncio.Future[EvaluationResult] = asyncio.get_running_loop().create_future()
+        self._inflight_sources[digest] = future
+        work_dir = self.run_dir / "work" / str(row.id)
+        try:
+            result = await self.evaluator.evaluate(row.source, work_dir)
+            self._commit(row, result)
+            future.set_result(result)
+        finally:
+            self._inflight_sources.pop(digest, None)
+            if not future.done():
+                future.cancel()
+            shutil.rmtree(work_dir, ignore_errors=True)
+
+    def _commit_duplicate(self, row: CandidateRow, earlier: CandidateRow) -> None:
+        with self.store.transaction():
+            self.store.update_candidate(
+                row.id, status="duplicate", score=earlier.score,
+                notes={**row.notes, "duplicate_of": earlier.id},
+            )
+        self.on_event("duplicate", {"candidate_id": row.id, "duplicate_of": earlier.id})
+
+    def _commit(self, row: CandidateRow, result: EvaluationResult) -> None:
+        correct = result.correct and result.combined_score is not None
+        status = "correct" if correct else "incorrect"
+        previous_best = self.best_score()
+        with self.store.transaction():
+            self.store.add_evaluation(row.id, result)
+            self.store.update_candidate(row.id, status=status, score=result.combined_score,
+                                        error=result.error[:4000])
+            if correct:
+                island = row.island if row.island is not None else 0
+                member = Member(row.id, island, self.fitness(result.combined_score), row.generation,
+                                0)
+                evicted = self.archive.add(member)
+                if row.id not in evicted:
+                    self.store.archive_add(row.id, island)
+                for candidate_id in evicted:
+                    self.store.archive_remove(candidate_id)
+            completed = self.store.count("correct", "incorrect")
+            if completed % self.config.database.migration_interval == 0:
+                self._migrate()
+            self._save_search_state()
+        self._views.pop(row.id, None)
+        best = self.best_score()
+        if correct and self._better(result.combined_score, previous_best):
+            self._write_best(row.id)
+        self.on_event("evaluated", {
+            "candidate_id": row.id, "status": result.status, "score": result.combined_score,
+            "best_score": best, "evaluated": self.evaluated_children(),
+            "generations": self.config.evolution.generations,
+        })
+
+    def _migrate(self) -> None:
+        db = self.config.database
+        moves = self.archive.migrate(self.rng, db.migration_rate, db.island_elitism)
+        for move in moves:
+            self.store.archive_add(move.candidate_id, move.to_island)
+        for island in {m.to_island for m in moves}:
+            for candidate_id in self.archive.evict_overflow(island):
+                self.store.archive_remove(candidate_id)
+        if moves:
+            self.store.add_event("migration", {"moves": [m.__dict__ for m in moves]})
+
+    # ------------------------------------------------------------------ best
+
+    def best_row(self) -> CandidateRow | None:
+        best: CandidateRow | None = None
+        for row in self.store.candidates("correct"):
+            if best is None or self._better(row.score, best.score):
+                best = row
+        return best
+
+    def best_score(self) -> float | None:
+        member = self.archive.best()
+        if member is None:
+            return None
+        return member.fitness if self.maximize else -member.fitness
+
+    def _write_best(self, candidate_id: int) -> None:
+        from cambrian.run_files import write_best
+
+        write_best(self.run_dir, self.store, candidate_id, self.task.program_filename)
+
+    # ------------------------------------------------------------------ main loop
+
+    async def run(self) -> RunSummary:
+        self.store.add_event("session_start", {"pid": __import__("os").getpid()})
+        self._restore()
+        for row in self.store.candidates("pending"):
+            if row.id == 1:
+                await self._evaluate(row)
+                self._restore()
+        queue: list[CandidateRow] = self.store.candidates("pending")
+        proposals: set[asyncio.Task[int | None]] = set()
+        evaluations: set[asyncio.Task[None]] = set()
+        next_generation = self.store.max_generation() + 1
+        try:
+            while True:
+                while self._may_launch():
+                    proposals.add(asyncio.create_task(self._proposal_slot(next_generation)))
+                    next_generation += 1
+                while queue and len(evaluations) < self.config.evolution.max_parallel_evaluations:
+                    evaluations.add(asyncio.create_task(self._evaluate(queue.pop(0))))
+                if not proposals and not evaluations:
+                    break
+                done, _ = await asyncio.wait(proposals | evaluations,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    proposals.discard(task)  # type: ignore[arg-type]
+                    evaluations.discard(task)  # type: ignore[arg-type]
+                    result = task.result()  # re-raises failures of the loop itself
+                    if isinstance(result, int):
+                        queue.append(self.store.candidate(result))
+        except BaseException as exc:
+            for task in proposals | evaluations:
+                task.cancel()
+            await asyncio.gather(*proposals, *evaluations, return_exceptions=True)
+            self.store.add_event("session_end", {"reason": f"{type(exc).__name__}: {exc}"})
+            raise
+        reason = self.stop_reason() or "generation budget reached"
+        self.store.add_event("session_end", {"reason": reason})
+        return self.summary(reason)
+
+    def summary(self, reason: str) -> RunSummary:
+        best = self.best_row()
+        initial = self.store.candidate(1)
+        return RunSummary(
+            run_dir=self.run_dir,
+            best_id=best.id if best else None,
+            best_score=best.score if best else None,
+            initial_score=initial.score,
+            evaluations=self.evaluated_children(),
+            llm_calls=self.store.llm_call_count(),
+            stop_reason=reason,
+        )

@@ -1,0 +1,133 @@
+"""SQLite schema of a run store: the six EvoTrace object types (seed 001, Appendix A.1) plus the
+search state needed to resume, and an event log."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- Runs: task, framework, model configuration, evaluator, seed, budget, environment.
+CREATE TABLE IF NOT EXISTS runs (
+    id            TEXT PRIMARY KEY,
+    created_at    REAL NOT NULL,
+    task_name     TEXT NOT NULL,
+    task_dir      TEXT NOT NULL,
+    direction     TEXT NOT NULL,
+    language      TEXT NOT NULL,
+    config_json   TEXT NOT NULL,
+    seed          INTEGER NOT NULL,
+    code_version  TEXT NOT NULL,
+    framework     TEXT NOT NULL DEFAULT 'cambrian'
+);
+
+-- Candidates: every proposed program, including failed and rejected ones.
+-- status: pending | correct | incorrect | patch_failed | rejected | duplicate
+CREATE TABLE IF NOT EXISTS candidates (
+    id            INTEGER PRIMARY KEY,
+    generation    INTEGER NOT NULL,
+    island        INTEGER,
+    parent_id     INTEGER REFERENCES candidates(id),
+    operator      TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    source        TEXT,
+    source_hash   TEXT,
+    language      TEXT NOT NULL,
+    description   TEXT NOT NULL DEFAULT '',
+    model         TEXT,
+    context_id    INTEGER REFERENCES contexts(id),
+    score         REAL,
+    error         TEXT NOT NULL DEFAULT '',
+    notes_json    TEXT NOT NULL DEFAULT '{}',
+    created_at    REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_candidates_status ON candidates(status);
+CREATE INDEX IF NOT EXISTS idx_candidates_hash ON candidates(source_hash);
+CREATE INDEX IF NOT EXISTS idx_candidates_parent ON candidates(parent_id);
+
+-- Evaluations: one row per evaluation stage of a candidate.
+CREATE TABLE IF NOT EXISTS evaluations (
+    id             INTEGER PRIMARY KEY,
+    candidate_id   INTEGER NOT NULL REFERENCES candidates(id),
+    stage          TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    combined_score REAL,
+    public_json    TEXT NOT NULL,
+    private_json   TEXT NOT NULL,
+    text_feedback  TEXT NOT NULL,
+    error          TEXT NOT NULL,
+    stdout         TEXT NOT NULL,
+    stderr         TEXT NOT NULL,
+    duration_s     REAL NOT NULL,
+    extra_json     TEXT NOT NULL,
+    created_at     REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_evaluations_candidate ON evaluations(candidate_id);
+
+-- Edges: parent -> child and inspiration -> child, with the operator that made the child.
+CREATE TABLE IF NOT EXISTS edges (
+    parent_id  INTEGER NOT NULL REFERENCES candidates(id),
+    child_id   INTEGER NOT NULL REFERENCES candidates(id),
+    kind       TEXT NOT NULL,
+    operator   TEXT NOT NULL,
+    PRIMARY KEY (parent_id, child_id, kind)
+);
+CREATE INDEX IF NOT EXISTS idx_edges_child ON edges(child_id);
+
+-- Contexts: every LLM call, byte-identical messages and response.
+CREATE TABLE IF NOT EXISTS contexts (
+    id                INTEGER PRIMARY KEY,
+    purpose           TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    provider          TEXT NOT NULL,
+    params_json       TEXT NOT NULL,
+    messages_json     TEXT NOT NULL,
+    response_text     TEXT,
+    finish_reason     TEXT,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens     INTEGER NOT NULL DEFAULT 0,
+    cost_usd          REAL NOT NULL DEFAULT 0,
+    latency_s         REAL NOT NULL DEFAULT 0,
+    error             TEXT NOT NULL DEFAULT '',
+    parent_context_id INTEGER REFERENCES contexts(id),
+    created_at        REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_contexts_model ON contexts(model);
+
+-- Replay environments: what is needed to re-run a candidate against its evaluator.
+CREATE TABLE IF NOT EXISTS environments (
+    id            INTEGER PRIMARY KEY,
+    evaluator     TEXT NOT NULL,
+    contract      TEXT NOT NULL,
+    command       TEXT NOT NULL,
+    limits_json   TEXT NOT NULL,
+    toolchain_json TEXT NOT NULL,
+    file_hashes_json TEXT NOT NULL,
+    created_at    REAL NOT NULL
+);
+
+-- Archive membership per island (the elites parents are drawn from).
+CREATE TABLE IF NOT EXISTS archive (
+    candidate_id  INTEGER PRIMARY KEY REFERENCES candidates(id),
+    island        INTEGER NOT NULL
+);
+
+-- Search state (RNG, counters, algorithm-specific state) as JSON values.
+CREATE TABLE IF NOT EXISTS search_state (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+);
+
+-- Events: migrations, resumes, stops, guidance changes.
+CREATE TABLE IF NOT EXISTS events (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    created_at  REAL NOT NULL
+);
+"""

@@ -1,0 +1,157 @@
+"""A task is a folder: an initial program with EVOLVE-BLOCK markers, an evaluator, and optionally
+a problem statement and a ``config.yaml``. Loading it either succeeds completely or fails with a
+message that says what is missing or broken and how to fix it."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cambrian.config import ConfigError, RunConfig, read_config_file
+from cambrian.evaluate.contracts import detect_contract
+from cambrian.task.blocks import BlockError, parse_regions
+from cambrian.task.languages import Language, language_by_name, language_for_path
+
+INITIAL_STEMS = ("initial", "initial_program", "main", "solution")
+EVALUATOR_NAMES = ("evaluate.py", "evaluator.py")
+PROBLEM_NAMES = ("problem.md", "PROBLEM.md", "statement.md", "problem.txt", "README.md")
+CONFIG_NAMES = ("config.yaml", "config.yml")
+
+
+class TaskError(ValueError):
+    """The task folder cannot be used as it is."""
+
+
+@dataclass(frozen=True)
+class Task:
+    root: Path
+    name: str
+    initial_path: Path
+    initial_source: str
+    language: Language
+    evaluator_path: Path
+    contract: str
+    problem_statement: str | None
+    description: str | None
+    direction: str
+
+    @property
+    def program_filename(self) -> str:
+        return "program" + self.initial_path.suffix
+
+    def file_hashes(self) -> dict[str, str]:
+        hashes = {}
+        for path in sorted(self.root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.stat().st_size < 5e7:
+                hashes[str(path.relative_to(self.root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashes
+
+
+def task_config_layer(task_dir: Path) -> dict[str, Any]:
+    """The task folder's own config.yaml as a config layer (empty when absent)."""
+    for name in CONFIG_NAMES:
+        path = task_dir / name
+        if path.exists():
+            return read_config_file(path)
+    return {}
+
+
+def _find_initial(root: Path, configured: str | None) -> Path:
+    if configured:
+        path = root / configured
+        if not path.is_file():
+            raise TaskError(f"task.initial_program names '{configured}', which is not a file in {root}")
+        return path
+    for stem in INITIAL_STEMS:
+        matches = sorted(p for p in root.glob(f"{stem}.*") if p.is_file() and p.suffix != ".pyc")
+        if matches:
+            return matches[0]
+    raise TaskError(
+        f"no initial program in {root}: expected a file named "
+        + " / ".join(f"{s}.<ext>" for s in INITIAL_STEMS)
+        + " (or set task.initial_program in config.yaml)"
+    )
+
+
+def _find_evaluator(root: Path, configured: str | None) -> Path:
+    names = (configured,) if configured else EVALUATOR_NAMES
+    for name in names:
+        path = root / name
+        if path.is_file():
+            return path
+    raise TaskError(
+        f"no evaluator in {root}: expected {' or '.join(names)} "
+        "(a module with evaluate(program_path) -> dict, or a script taking "
+        "--program_path and --results_dir that writes metrics.json)"
+    )
+
+
+def _find_problem(root: Path, configured: str | None) -> str | None:
+    if configured:
+        path = root / configured
+        if not path.is_file():
+            raise TaskError(f"task.problem_statement names '{configured}', which is not a file in {root}")
+        return path.read_text()
+    for name in PROBLEM_NAMES:
+        path = root / name
+        if path.is_file():
+            return path.read_text()
+    return None
+
+
+def load_task(task_dir: Path, config: RunConfig) -> Task:
+    root = Path(task_dir).resolve()
+    if not root.is_dir():
+        raise TaskError(f"task folder {task_dir} does not exist or is not a directory")
+    settings = config.task
+    initial = _find_initial(root, settings.initial_program)
+    try:
+        source = initial.read_text()
+    except UnicodeDecodeError:
+        raise TaskError(f"{initial} is not a UTF-8 text file") from None
+    if not source.strip():
+        raise TaskError(f"{initial} is empty")
+    try:
+        parse_regions(source)
+    except BlockError as exc:
+        raise TaskError(f"{initial}: {exc}") from None
+
+    if settings.language:
+        try:
+            language = language_by_name(settings.language)
+        except KeyError:
+            raise TaskError(f"task.language '{settings.language}' is not a known language") from None
+    else:
+        language = language_for_path(initial)
+
+    evaluator = _find_evaluator(root, settings.evaluator)
+    try:
+        ast.parse(evaluator.read_text(), filename=str(evaluator))
+    except SyntaxError as exc:
+        raise TaskError(f"{evaluator} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+    if config.evaluation.contract == "auto":
+        try:
+            contract = detect_contract(evaluator)
+        except ValueError as exc:
+            raise TaskError(f"{evaluator}: {exc}") from None
+    else:
+        contract = config.evaluation.contract
+
+    return Task(
+        root=root,
+        name=settings.name or root.name,
+        initial_path=initial,
+        initial_source=source,
+        language=language,
+        evaluator_path=evaluator,
+        contract=contract,
+        problem_statement=_find_problem(root, settings.problem_statement),
+        description=settings.description,
+        direction=settings.direction,
+    )
+
+
+__all__ = ["Task", "TaskError", "ConfigError", "load_task", "task_config_layer"]

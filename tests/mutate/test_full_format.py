@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import pytest
+
+from cambrian.mutate.patches import PatchError, apply_reply
+
+PROGRAM = """import random
+
+# EVOLVE-BLOCK-START
+def guess(n):
+    return random.randint(0, n)
+# EVOLVE-BLOCK-END
+
+if __name__ == "__main__":
+    print(guess(10))
+"""
+
+TWO_BLOCKS = """// EVOLVE-BLOCK-START
+int a() { return 1; }
+// EVOLVE-BLOCK-END
+int keep() { return 0; }
+// EVOLVE-BLOCK-START
+int b() { return 2; }
+// EVOLVE-BLOCK-END
+"""
+
+
+def fenced(code: str, tag: str = "python") -> str:
+    return f"```{tag}\n{code}```\n"
+
+
+def test_whole_program_with_markers_takes_block_contents() -> None:
+    new_program = PROGRAM.replace("random.randint(0, n)", "n // 2")
+    result = apply_reply("full", PROGRAM, "Binary search start.\n" + fenced(new_program), "python")
+    assert result.source == new_program
+    assert result.description == "Binary search start."
+    assert result.n_edits == 1
+    assert result.notes == []
+
+
+def test_changes_outside_the_blocks_are_restored_from_the_parent_with_a_note() -> None:
+    reply_program = PROGRAM.replace("random.randint(0, n)", "n // 2").replace("print(guess(10))", "print(guess(99))")
+    result = apply_reply("full", PROGRAM, fenced(reply_program), "python")
+    assert result.source == PROGRAM.replace("random.randint(0, n)", "n // 2")
+    assert len(result.notes) == 1
+    assert "ignored changes outside the EVOLVE-BLOCKs" in result.notes[0]
+    assert "print(guess(99))" in result.notes[0]
+
+
+def test_reply_changing_only_outside_text_is_an_error() -> None:
+    with pytest.raises(PatchError, match="only changed code outside the EVOLVE-BLOCKs"):
+        apply_reply("full", PROGRAM, fenced(PROGRAM.replace("import random", "import os")), "python")
+
+
+def test_code_without_markers_becomes_the_single_block() -> None:
+    reply = "Return the middle.\n" + fenced("def guess(n):\n    return n // 2\n")
+    result = apply_reply("full", PROGRAM, reply, "python")
+    assert result.source == PROGRAM.replace("    return random.randint(0, n)\n", "    return n // 2\n")
+
+
+def test_whole_program_without_markers_is_unwrapped_not_nested() -> None:
+    reply_program = "import random\n\ndef guess(n):\n    return n\n\nif __name__ == \"__main__\":\n    print(guess(10))\n"
+    result = apply_reply("full", PROGRAM, fenced(reply_program), "python")
+    assert result.source == PROGRAM.replace("random.randint(0, n)", "n")
+    assert any("without marker lines" in note for note in result.notes)
+
+
+def test_block_content_is_reindented_to_an_indented_block() -> None:
+    parent = "class Solver:\n    # EVOLVE-BLOCK-START\n    def run(self):\n        return 1\n    # EVOLVE-BLOCK-END\n"
+    reply = fenced("def run(self):\n    return 2\n")
+    result = apply_reply("full", parent, reply, "python")
+    assert result.source == parent.replace("return 1", "return 2")
+
+
+def test_block_count_mismatch_is_an_error() -> None:
+    reply = fenced("// EVOLVE-BLOCK-START\nint a() { return 3; }\n// EVOLVE-BLOCK-END\n", "cpp")
+    with pytest.raises(PatchError, match="the code block has 1 EVOLVE-BLOCK\\(s\\) but the program has 2"):
+        apply_reply("full", TWO_BLOCKS, reply, "cpp")
+
+
+def test_several_blocks_are_taken_by_index() -> None:
+    reply_program = TWO_BLOCKS.replace("return 1", "return 10").replace("return 2", "return 20")
+    result = apply_reply("full", TWO_BLOCKS, fenced(reply_program, "c++"), "cpp")
+    assert result.source == reply_program
+    assert result.n_edits == 2
+
+
+def test_several_blocks_without_markers_in_the_reply_is_an_error() -> None:
+    with pytest.raises(PatchError, match="the program has 2 EVOLVE-BLOCKs; return the whole program"):
+        apply_reply("full", TWO_BLOCKS, fenced("int a() { return 3; }\n", "cpp"), "cpp")
+
+
+def test_cut_off_fence_is_detected() -> None:
+    reply = "Faster.\n```python\ndef guess(n):\n    return n // "
+    with pytest.raises(PatchError) as info:
+        apply_reply("full", PROGRAM, reply, "python")
+    assert str(info.value) == "the reply was cut off before the closing ```"
+    assert info.value.truncated
+
+
+def test_unchanged_code_is_rejected() -> None:
+    with pytest.raises(PatchError, match="identical to the current program"):
+        apply_reply("full", PROGRAM, fenced(PROGRAM), "python")
+
+
+def test_parent_without_markers_is_replaced_wholesale() -> None:
+    result = apply_reply("full", "x = 1\n", "```\nx = 2\ny = 3\n```", "python")
+    assert result.source == "x = 2\ny = 3\n"
+
+
+def test_missing_code_block_is_explained() -> None:
+    with pytest.raises(PatchError, match="no code block found: put the complete program in one ```python"):
+        apply_reply("full", PROGRAM, "def guess(n): return 1", "python")
+
+
+def test_broken_markers_in_the_reply_are_reported() -> None:
+    reply = fenced("# EVOLVE-BLOCK-START\ndef guess(n):\n    return 1\n")
+    with pytest.raises(PatchError, match="markers in the code block are broken: EVOLVE-BLOCK-START at line 1"):
+        apply_reply("full", PROGRAM, reply, "python")

@@ -1,0 +1,166 @@
+"""The GBNF grammars compile in llama.cpp, accept the documented examples, reject broken
+structure, and the documented examples are themselves valid replies."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cambrian.mutate.definitions import supports_functions
+from cambrian.mutate.format_examples import format_example
+from cambrian.mutate.grammars import format_instructions, grammar_for, line_avoiding
+from cambrian.mutate.patches import PatchError, apply_reply
+from cambrian.task.languages import LANGUAGES, PYTHON, Language
+
+try:
+    import llama_cpp
+except ImportError:  # the wheel may not be installed yet on a fresh machine
+    llama_cpp = None
+
+needs_llama = pytest.mark.skipif(
+    llama_cpp is None, reason="llama_cpp is not importable yet (llama-cpp-python is not installed)"
+)
+
+FORMAT_CASES = [
+    (fmt, language)
+    for language in LANGUAGES
+    for fmt in ("diff", "full", "function")
+    if fmt != "function" or supports_functions(language)
+]
+CASE_IDS = [f"{fmt}-{language.name}" for fmt, language in FORMAT_CASES]
+TOKENIZER_MODEL = "qwen2.5-coder-0.5b-instruct"
+
+
+@pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)
+def test_documented_example_is_a_valid_reply(fmt: str, language: Language) -> None:
+    example = format_example(fmt, language)
+    instructions = format_instructions(fmt, language.name)
+    assert example.reply.rstrip() in instructions
+    result = apply_reply(fmt, example.program, example.reply, language)
+    assert "x * 2" in result.source and "x + 1" not in result.source
+    assert result.description == "Double x instead of adding 1."
+    assert result.n_edits == 1 and result.notes == []
+
+
+def test_instructions_name_the_fence_tag_and_markers() -> None:
+    assert "```cpp code block" in format_instructions("full", "cpp")
+    assert "EVOLVE-BLOCK" in format_instructions("function", "python")
+    assert "<<<<<<< SEARCH" in format_instructions("diff", "rust")
+
+
+def test_function_format_is_refused_where_unsupported() -> None:
+    with pytest.raises(ValueError, match="does not support lua"):
+        grammar_for("function", "lua")
+    with pytest.raises(ValueError, match="unknown patch format"):
+        grammar_for("patch", "python")
+
+
+def test_line_avoiding_builds_the_prefix_trie() -> None:
+    assert line_avoiding(("ab",)) == '( [^a\\n] [^\\n]* | "a" ( [^b\\n] [^\\n]* )? )?'
+
+
+def _native_parse_ok(grammar: str) -> bool:
+    """llama.cpp's own GBNF parser (LlamaGrammar.from_string alone does not parse)."""
+    compiled = llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+    sampler = llama_cpp.llama_sampler_init_grammar(None, compiled._grammar.encode(), compiled._root.encode())
+    if not sampler:
+        return False
+    llama_cpp.llama_sampler_free(sampler)
+    return True
+
+
+@needs_llama
+@pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)
+def test_every_grammar_compiles(fmt: str, language: Language) -> None:
+    assert _native_parse_ok(grammar_for(fmt, language))
+
+
+@needs_llama
+def test_the_native_parser_probe_rejects_a_broken_grammar() -> None:
+    assert not _native_parse_ok('root ::= "a" missing-rule')
+
+
+def _tokenizer_model_path() -> Path | None:
+    try:
+        from cambrian.llm.model_files import model_path
+
+        path = model_path(TOKENIZER_MODEL)
+    except Exception:
+        path = Path.home() / ".cache" / "cambrian" / "models" / f"{TOKENIZER_MODEL}.gguf"
+    return path if path.is_file() else None
+
+
+@pytest.fixture(scope="module")
+def vocab_model() -> Iterator[object]:
+    if llama_cpp is None:
+        pytest.skip("llama_cpp is not importable yet (llama-cpp-python is not installed)")
+    path = _tokenizer_model_path()
+    if path is None:
+        pytest.skip(f"{TOKENIZER_MODEL}.gguf is not assembled; grammar acceptance needs its tokenizer")
+    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    yield model
+    model.close()
+
+
+def _accepts(model: object, grammar: str, text: str) -> bool:
+    """Whether the grammar lets a model emit exactly ``text`` and then stop."""
+    vocab = llama_cpp.llama_model_get_vocab(model._model.model)  # type: ignore[attr-defined]
+    sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
+    assert sampler
+    try:
+        tokens = model.tokenize(text.encode(), add_bos=False, special=False)  # type: ignore[attr-defined]
+        end = model.token_eos()  # type: ignore[attr-defined]
+        for token in [*tokens, end]:
+            candidate = (llama_cpp.llama_token_data * 1)()
+            candidate[0].id, candidate[0].logit, candidate[0].p = token, 0.0, 0.0
+            array = llama_cpp.llama_token_data_array(data=candidate, size=1, selected=-1, sorted=False)
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+            if candidate[0].logit == float("-inf"):
+                return False
+            if token != end:
+                llama_cpp.llama_sampler_accept(sampler, token)
+        return True
+    finally:
+        llama_cpp.llama_sampler_free(sampler)
+
+
+@pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)
+def test_grammar_accepts_the_documented_example(vocab_model: object, fmt: str, language: Language) -> None:
+    assert _accepts(vocab_model, grammar_for(fmt, language), format_example(fmt, language).reply)
+
+
+def test_fenced_grammar_structure(vocab_model: object) -> None:
+    grammar = grammar_for("full", PYTHON)
+    body = "```python\ndef f():\n    s = '``'  # ünïcode ✓\n    return s\n```"
+    assert _accepts(vocab_model, grammar, body)  # no description, no final newline
+    assert _accepts(vocab_model, grammar, "Short note.\n" + body + "\n")
+    assert not _accepts(vocab_model, grammar, "Line one.\nLine two.\n" + body)  # one description line only
+    assert not _accepts(vocab_model, grammar, "Use `y`.\n" + body)  # no backticks before the fence
+    assert not _accepts(vocab_model, grammar, "x" * 101 + "\n" + body)  # the description is short
+    assert not _accepts(vocab_model, grammar, body + "\nMore prose.")  # must end after the fence
+    assert not _accepts(vocab_model, grammar, "```python\nx = 1\n")  # the fence must be closed
+    assert not _accepts(vocab_model, grammar, "```cpp\nint x;\n```")  # the language's own tag
+    assert not _accepts(vocab_model, grammar, "```python\n```python\nx\n```")  # no nested fence
+
+
+def test_diff_grammar_structure(vocab_model: object) -> None:
+    grammar = grammar_for("diff", PYTHON)
+    one = "<<<<<<< SEARCH\n    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n"
+    assert _accepts(vocab_model, grammar, "Bump x.\n" + one + "\n" + one + one)
+    assert _accepts(vocab_model, grammar, "<<<<<<< SEARCH\n=======\nappended = True\n>>>>>>> REPLACE\n")
+    assert not _accepts(vocab_model, grammar, one * 5)  # at most four edits
+    assert not _accepts(vocab_model, grammar, one.replace("=======\n", ""))  # missing divider
+    assert not _accepts(vocab_model, grammar, one.replace("    x = 2\n", "=======\n    x = 2\n"))
+    assert not _accepts(vocab_model, grammar, one + "Done.")  # nothing after the last edit
+    assert not _accepts(vocab_model, grammar, "```python\n" + one + "```\n")  # no fences in diff replies
+
+
+@pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)
+def test_a_reply_that_repeats_the_example_is_refused_with_a_clear_message(fmt: str, language: Language) -> None:
+    program = "# EVOLVE-BLOCK-START\ntotal = compute(3)\n# EVOLVE-BLOCK-END\n"
+    example = format_example(fmt, language)
+    with pytest.raises(PatchError, match="the reply repeats the format example"):
+        apply_reply(fmt, program, example.reply, language)
