@@ -20,8 +20,8 @@ from cambrian.task.folder import TaskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evolve programs with LLMs. Every run is a replayable trace.")
-console = Console()
-err = Console(stderr=True)
+console = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 SetOption = typer.Option(None, "--set", "-s", help="Override a config key: section.key=value")
 

@@ -51,7 +51,9 @@ class ModelConfig(StrictModel):
     model: str = "qwen2.5-coder-1.5b-instruct"
     base_url: str | None = None
     api_key_env: str | None = None
-    temperatures: list[float] = Field(default_factory=lambda: [0.0, 0.5, 1.0])
+    # Default: [0.0, 0.5, 1.0] (seed 000 Appendix B) for remote models; local models skip 0.0,
+    # because a small model at temperature 0 repeats the same reply for a repeated parent.
+    temperatures: list[float] = Field(default_factory=list)
     weight: float = Field(1.0, gt=0)
     max_tokens: int | None = Field(None, gt=0)  # reply budget; per patch type when None
     context_window: int | None = Field(None, gt=0)
@@ -68,7 +70,8 @@ class ModelConfig(StrictModel):
     @model_validator(mode="after")
     def _check(self) -> ModelConfig:
         if not self.temperatures:
-            raise ValueError("temperatures must list at least one value")
+            defaults = [0.4, 0.7, 1.0] if self.provider == "local" else [0.0, 0.5, 1.0]
+            object.__setattr__(self, "temperatures", defaults)
         if any(t < 0 or t > 2 for t in self.temperatures):
             raise ValueError("temperatures must lie in [0, 2]")
         return self

@@ -1,7 +1,6 @@
-"""One tiny worked example per reply format and language, for the format instructions.
-
-Each example is a complete pair (program, reply) so tests can check that the documented
-example is itself a valid reply: applying it must succeed.
+"""One tiny worked example per reply format and language: a (program, reply) pair that tests
+use to check each format and grammar accepts a well-formed reply. (Prompts show a neutral
+template instead; small models copy a concrete example's change as an idea.)
 """
 
 from __future__ import annotations
@@ -64,23 +63,3 @@ def format_example(fmt: str, language: Language) -> FormatExample:
     else:
         raise ValueError(f"unknown patch format {fmt!r}")
     return FormatExample(program, reply)
-
-
-def _code_lines(text: str) -> set[str]:
-    return {line.strip() for line in text.splitlines() if any(char.isalnum() for char in line)}
-
-
-def copied_example_line(fmt: str, language: Language, parent_source: str, reply: str) -> str | None:
-    """A line of the format example when ``reply`` repeats the example's code although the
-    program is a different one (small models do this); None otherwise."""
-    example = format_example(fmt, language)
-    example_reply_code = example.reply.split("\n", 1)[1]  # without the description line
-    missing_from_parent = {
-        line for line in _code_lines(example.program) if "EVOLVE-BLOCK" not in line
-    } - _code_lines(parent_source)
-    copied = {
-        line for line in _code_lines(example_reply_code) if not line.startswith(("<<<<<<<", ">>>>>>>", "```"))
-    }
-    if missing_from_parent and copied <= _code_lines(reply):
-        return sorted(missing_from_parent, key=len)[0]
-    return None

@@ -111,7 +111,26 @@ def _without_markers(code: str, notes: list[str]) -> str:
     return "".join(kept)
 
 
+def _one_sided_block(code: str, notes: list[str]) -> str | None:
+    """The block content of a reply holding a lone START or a lone END marker (small models often
+    drop one of the two); None when the reply has any other marker layout."""
+    lines = split_lines(code)
+    markers = [(i, parse_marker(line)) for i, line in enumerate(lines) if parse_marker(line)]
+    if len(markers) != 1:
+        return None
+    index, marker = markers[0]
+    assert marker is not None
+    notes.append(f"the code block had only an EVOLVE-BLOCK-{marker.kind.upper()} marker; "
+                 "took the code on its inner side")
+    inner = lines[:index] if marker.kind == "end" else lines[index + 1 :]
+    return "".join(inner)
+
+
 def _new_source(parent_source: str, parent: EvolveRegions, code: str, notes: list[str]) -> str:
+    if parent.has_markers and len(parent.blocks) == 1:
+        one_sided = _one_sided_block(code, notes)
+        if one_sided is not None:
+            code = one_sided
     try:
         reply_regions = parse_regions(code)
     except BlockError as exc:

@@ -14,7 +14,6 @@ then the code part, after which generation can only end. Inside code any charact
 from __future__ import annotations
 
 from cambrian.mutate.definitions import supports_functions
-from cambrian.mutate.format_examples import format_example
 from cambrian.task.languages import Language, as_language
 
 MAX_DESCRIPTION_CHARS = 100
@@ -87,32 +86,38 @@ def grammar_for(fmt: str, language: Language | str) -> str:
     raise ValueError(f"unknown patch format {fmt!r}; expected diff, full or function")
 
 
-_FIRST_LINE = "Reply format: one short line (at most 15 words) saying what you change, then "
-_INSTRUCTIONS = {
-    "diff": (
-        _FIRST_LINE + "one or more edits:\n"
-        "<<<<<<< SEARCH\n(lines copied exactly from the current program)\n=======\n(the new lines)\n"
-        ">>>>>>> REPLACE\n"
-        "SEARCH must copy whole lines exactly, with their indentation, from inside the EVOLVE-BLOCK.\n"
-        "Write nothing else."
-    ),
-    "full": (
-        _FIRST_LINE + "the complete new program in one ```{tag} code block. Keep the "
-        "EVOLVE-BLOCK-START and EVOLVE-BLOCK-END lines; change only the code between them.\n"
-        "Write nothing after the code block."
-    ),
-    "function": (
-        _FIRST_LINE + "one ```{tag} code block with the complete new version of each function you "
-        "change, from its first line to its last. Only functions inside the EVOLVE-BLOCK can change.\n"
-        "Write nothing after the code block."
-    ),
-}
+_FIRST_LINE = "Reply format: one short line saying what you change (at most 15 words), then "
 
 
 def format_instructions(fmt: str, language: Language | str) -> str:
-    """Short instructions for reply format ``fmt``, with one tiny example."""
+    """Short instructions for reply format ``fmt`` with a fill-in template.
+
+    The template holds placeholders, not a worked example: a small model copies a concrete
+    example's change ("double x") as if it were an idea for its own program.
+    """
     lang = as_language(language)
     grammar_for(fmt, lang)  # same validation of fmt/language as the grammar
-    example = format_example(fmt, lang)
-    text = _INSTRUCTIONS[fmt].replace("{tag}", lang.fence_tag)
-    return f"{text}\n\nExample, for a different program:\n{example.reply.rstrip()}"
+    fence = f"```{lang.fence_tag}"
+    if fmt == "diff":
+        return (
+            _FIRST_LINE + "one or more edits:\n"
+            "<<<<<<< SEARCH\n(lines copied exactly from the current program, with their indentation)\n"
+            "=======\n(the new lines)\n>>>>>>> REPLACE\n"
+            "Keep each SEARCH short: a few whole lines that appear once inside the EVOLVE-BLOCK.\n"
+            "Write nothing else."
+        )
+    if fmt == "full":
+        return (
+            _FIRST_LINE + f"ALL the code of the EVOLVE-BLOCK, rewritten, in one {fence} code block:\n"
+            f"{fence}\n{lang.comment('EVOLVE-BLOCK-START')}\n"
+            "(every line of the block: all of its functions, not only the ones you change)\n"
+            f"{lang.comment('EVOLVE-BLOCK-END')}\n```\n"
+            "Write nothing after the code block."
+        )
+    return (
+        _FIRST_LINE + f"one {fence} code block with the complete new version of the function you "
+        "change, from its first line to its last. Only functions inside the EVOLVE-BLOCK can "
+        "change; you may add new helper functions.\n"
+        f"{fence}\n(the complete changed function)\n```\n"
+        "Write nothing after the code block."
+    )

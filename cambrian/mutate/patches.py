@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable
 
 from cambrian.mutate.definitions import supports_functions
-from cambrian.mutate.format_examples import copied_example_line
 from cambrian.mutate.full_rewrite import apply_full_reply
 from cambrian.mutate.function_patch import apply_function_reply
 from cambrian.mutate.patch_types import PATCH_FORMATS, PatchError, PatchFormat, PatchResult
@@ -56,12 +55,6 @@ def apply_reply(fmt: str, parent_source: str, reply_text: str, language: Languag
             f"the function reply format does not support {lang.name}; use the diff or full format"
         )
     reply = _REASONING.sub("", reply_text)
-    copied = copied_example_line(fmt, lang, parent_source, reply)
-    if copied is not None:
-        raise PatchError(
-            f"the reply repeats the format example (`{copied}`) instead of changing the current "
-            "program; write a change for the current program."
-        )
     source, n_edits, notes = _APPLIERS[fmt](parent_source, reply, lang)
     try:
         check_immutable_unchanged(parent_source, source)

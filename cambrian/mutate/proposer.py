@@ -9,7 +9,7 @@ trace shows what the model saw and why a reply was refused.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cambrian.config import ModelConfig, RunConfig
@@ -23,13 +23,16 @@ from cambrian.llm.base import (
     Message,
 )
 from cambrian.llm.ensemble import Arm, Ensemble
+from cambrian.mutate.definitions import supports_functions
 from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.patches import PatchError, apply_reply
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge
+from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
+from cambrian.task.languages import Language
 
 UNKNOWN_CONTEXT_WINDOW = 32_768
 
@@ -53,11 +56,24 @@ class ProposalOutcome:
     fatal: str | None = None  # an error no retry can fix (bad credentials, malformed request)
 
 
-def reply_format(model: ModelConfig, kind: str) -> str:
-    """The patch format to ask ``model`` for, for one mutation kind."""
+RETRY_MIN_TEMPERATURE = 0.7
+DUPLICATE_PREFIX = "this exact program was already proposed"
+
+
+def reply_format(model: ModelConfig, kind: str, language: Language) -> str:
+    """The patch format to ask ``model`` for, for one mutation kind.
+
+    Rewrites (full, cross, fix) always return the whole block. Focused edits use SEARCH/REPLACE,
+    except that small local models get whole-function replacement where the language allows it:
+    they copy SEARCH lines inexactly far more often than they rewrite a function correctly.
+    """
     if kind in ("full", "cross", "fix"):
         return "full"
-    return "diff" if model.patch_format == "auto" else model.patch_format
+    if model.patch_format != "auto":
+        return model.patch_format
+    if model.provider == "local" and supports_functions(language):
+        return "function"
+    return "diff"
 
 
 class Proposer:
@@ -75,7 +91,7 @@ class Proposer:
 
     async def propose(self, request: ProposalRequest, arm: Arm) -> ProposalOutcome:
         provider = self.ensemble.provider(arm)
-        fmt = reply_format(arm.model, request.kind)
+        fmt = reply_format(arm.model, request.kind, self.task.language)
         reply_tokens = self._reply_tokens(arm, fmt)
         window = provider.context_window or UNKNOWN_CONTEXT_WINDOW
         budget = window - reply_tokens - self.config.prompt.context_margin_tokens
@@ -115,7 +131,13 @@ class Proposer:
                 return outcome
             self._record_failure(request, arm, context_id, error)
             outcome.errors.append(error)
-            messages = self._continue(messages, response, error, budget, provider.count_tokens, request, fmt)
+            if error.startswith(DUPLICATE_PREFIX):
+                # Continuing the conversation makes a small model repeat itself; start afresh.
+                messages = self._restart(messages, error)
+            else:
+                messages = self._continue(messages, response, error, budget, provider.count_tokens)
+            # Resampling at the same low temperature tends to reproduce the refused reply.
+            params = replace(params, temperature=max(params.temperature, RETRY_MIN_TEMPERATURE))
         return outcome
 
     # ------------------------------------------------------------------ steps
@@ -152,13 +174,23 @@ class Proposer:
             if response.truncated:
                 message = f"reply hit the {response.usage.completion_tokens}-token limit; {message}"
             return None, message, {}
-        if patch.source.strip() == parent_source.strip():
+        notes = {"format": fmt, "edits": patch.n_edits, "apply_notes": list(patch.notes)}
+        source = patch.source
+        if fmt == "full" and self.task.language.name == "python":
+            missing = missing_required_definitions(parent_source, source)
+            if missing:
+                source = restore_definitions(parent_source, source, missing)
+                notes["restored_definitions"] = missing
+        if source.strip() == parent_source.strip():
             return None, "the reply does not change the program", {}
-        syntax_error = await asyncio.to_thread(check_syntax, patch.source, self.task.language.name)
+        earlier = self.store.find_by_source(source)
+        if earlier is not None:
+            return None, (f"{DUPLICATE_PREFIX} (program {earlier.id}); "
+                          "propose a different change"), {}
+        syntax_error = await asyncio.to_thread(check_syntax, source, self.task.language.name)
         if syntax_error:
             return None, f"syntax error: {syntax_error}", {}
-        notes = {"format": fmt, "edits": patch.n_edits, "apply_notes": list(patch.notes)}
-        return (patch.source, patch.description), "", notes
+        return (source, patch.description), "", notes
 
     def _continue(
         self,
@@ -167,8 +199,6 @@ class Proposer:
         error: str,
         budget: int,
         count_tokens: Any,
-        request: ProposalRequest,
-        fmt: str,
     ) -> tuple[Message, ...]:
         retry = self.prompts.retry_message(error, response.truncated)
         extended = messages + (Message("assistant", response.text), retry)
@@ -176,6 +206,12 @@ class Proposer:
             return extended
         # The conversation no longer fits: start over, carrying only the error forward.
         return messages[:-1] + (Message("user", messages[-1].content + "\n\n" + retry.content),)
+
+    def _restart(self, messages: tuple[Message, ...], error: str) -> tuple[Message, ...]:
+        """The original prompt again, with the refusal noted at its end."""
+        original = messages[:2]
+        note = f"\n\nNote: {error}."
+        return original[:-1] + (Message("user", original[-1].content + note),)
 
     # ------------------------------------------------------------------ records
 

@@ -184,7 +184,7 @@ class Evolution:
         )
 
     async def _proposal_slot(self, generation: int) -> int | None:
-        self._proposals_in_flight += 1
+        """One generation's proposal; the caller counted it in ``_proposals_in_flight``."""
         try:
             for _ in range(self.config.evolution.max_patch_resamples):
                 request = self._next_request(generation)
@@ -196,7 +196,6 @@ class Evolution:
                     raise RunAborted(outcome.fatal)
                 if outcome.candidate_id is not None:
                     self.archive.note_child(request.parent.id)
-                    self._failed_slots = 0
                     self.on_event("proposed", {"candidate_id": outcome.candidate_id,
                                                "kind": request.kind, "model": arm.key})
                     return outcome.candidate_id
@@ -234,6 +233,7 @@ class Evolution:
             shutil.rmtree(work_dir, ignore_errors=True)
 
     def _commit_duplicate(self, row: CandidateRow, earlier: CandidateRow) -> None:
+        self._failed_slots += 1  # a generation spent on a program we already had
         with self.store.transaction():
             self.store.update_candidate(
                 row.id, status="duplicate", score=earlier.score,
@@ -242,6 +242,7 @@ class Evolution:
         self.on_event("duplicate", {"candidate_id": row.id, "duplicate_of": earlier.id})
 
     def _commit(self, row: CandidateRow, result: EvaluationResult) -> None:
+        self._failed_slots = 0
         correct = result.correct and result.combined_score is not None
         status = "correct" if correct else "incorrect"
         previous_best = self.best_score()
@@ -319,6 +320,7 @@ class Evolution:
         try:
             while True:
                 while self._may_launch():
+                    self._proposals_in_flight += 1
                     proposals.add(asyncio.create_task(self._proposal_slot(next_generation)))
                     next_generation += 1
                 while queue and len(evaluations) < self.config.evolution.max_parallel_evaluations:

@@ -251,6 +251,15 @@ class Store:
         ).fetchone()
         return _candidate(row) if row else None
 
+    def find_by_source(self, source: str) -> CandidateRow | None:
+        """The first candidate holding exactly this program (evaluated or waiting)."""
+        row = self._db.execute(
+            f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE source_hash=? "
+            "AND status IN ('pending','correct','incorrect') ORDER BY id LIMIT 1",
+            (source_hash(source),),
+        ).fetchone()
+        return _candidate(row) if row else None
+
     def max_generation(self) -> int:
         row = self._db.execute("SELECT MAX(generation) FROM candidates").fetchone()
         return int(row[0]) if row and row[0] is not None else -1

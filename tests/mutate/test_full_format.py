@@ -114,6 +114,19 @@ def test_missing_code_block_is_explained() -> None:
 
 
 def test_broken_markers_in_the_reply_are_reported() -> None:
-    reply = fenced("# EVOLVE-BLOCK-START\ndef guess(n):\n    return 1\n")
-    with pytest.raises(PatchError, match="markers in the code block are broken: EVOLVE-BLOCK-START at line 1"):
+    # Two START markers and no END: not the tolerated single lone marker.
+    reply = fenced("# EVOLVE-BLOCK-START\ndef guess(n):\n    return 1\n# EVOLVE-BLOCK-START\n")
+    with pytest.raises(PatchError, match="markers in the code block are broken"):
         apply_reply("full", PROGRAM, reply, "python")
+
+
+def test_a_lone_end_or_start_marker_still_delimits_the_single_block() -> None:
+    from cambrian.mutate.patches import apply_reply
+
+    parent = "import os\n\n# EVOLVE-BLOCK-START\nx = 1\n# EVOLVE-BLOCK-END\n\nprint(x)\n"
+    only_end = "Bigger.\n```python\nx = 2\n# EVOLVE-BLOCK-END\n\nprint(x)\n```\n"
+    only_start = "Bigger.\n```python\nimport os\n\n# EVOLVE-BLOCK-START\nx = 3\n```\n"
+    assert apply_reply("full", parent, only_end, "python").source == parent.replace("x = 1", "x = 2")
+    result = apply_reply("full", parent, only_start, "python")
+    assert result.source == parent.replace("x = 1", "x = 3")
+    assert any("only an EVOLVE-BLOCK-START" in note for note in result.notes)

@@ -38,7 +38,8 @@ TOKENIZER_MODEL = "qwen2.5-coder-0.5b-instruct"
 def test_documented_example_is_a_valid_reply(fmt: str, language: Language) -> None:
     example = format_example(fmt, language)
     instructions = format_instructions(fmt, language.name)
-    assert example.reply.rstrip() in instructions
+    # The instructions show a template, never the example's concrete change.
+    assert "x * 2" not in instructions and "Double" not in instructions
     result = apply_reply(fmt, example.program, example.reply, language)
     assert "x * 2" in result.source and "x + 1" not in result.source
     assert result.description == "Double x instead of adding 1."
@@ -156,11 +157,3 @@ def test_diff_grammar_structure(vocab_model: object) -> None:
     assert not _accepts(vocab_model, grammar, one.replace("    x = 2\n", "=======\n    x = 2\n"))
     assert not _accepts(vocab_model, grammar, one + "Done.")  # nothing after the last edit
     assert not _accepts(vocab_model, grammar, "```python\n" + one + "```\n")  # no fences in diff replies
-
-
-@pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)
-def test_a_reply_that_repeats_the_example_is_refused_with_a_clear_message(fmt: str, language: Language) -> None:
-    program = "# EVOLVE-BLOCK-START\ntotal = compute(3)\n# EVOLVE-BLOCK-END\n"
-    example = format_example(fmt, language)
-    with pytest.raises(PatchError, match="the reply repeats the format example"):
-        apply_reply(fmt, program, example.reply, language)

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from cambrian.config import ModelConfig
+from cambrian.mutate.proposer import reply_format
+from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
+from cambrian.task.languages import language_by_name
+
+PARENT = '''import math
+
+# EVOLVE-BLOCK-START
+SCALE = 2
+
+
+@staticmethod
+def build():
+    return helper() * SCALE
+
+
+def helper():
+    return 1
+
+
+def unused():
+    return 0
+# EVOLVE-BLOCK-END
+
+
+def run():
+    return build() + SCALE
+'''
+
+ONLY_HELPER = PARENT.replace(
+    PARENT[PARENT.index("SCALE = 2"):PARENT.index("# EVOLVE-BLOCK-END")],
+    "def helper():\n    return 5\n",
+)
+
+
+def test_names_used_by_the_fixed_code_are_required():
+    assert missing_required_definitions(PARENT, ONLY_HELPER) == ["SCALE", "build"]
+    assert missing_required_definitions(PARENT, PARENT) == []
+
+
+def test_restored_definitions_keep_decorators_and_the_new_code():
+    repaired = restore_definitions(PARENT, ONLY_HELPER, ["SCALE", "build"])
+    assert "return 5" in repaired  # the model's change survives
+    assert "@staticmethod\ndef build():" in repaired
+    assert "SCALE = 2" in repaired
+    assert "def unused" not in repaired  # names the fixed code never uses may go
+    assert missing_required_definitions(PARENT, repaired) == []
+    compile(repaired, "child", "exec")
+    assert repaired.index("SCALE = 2") < repaired.index("# EVOLVE-BLOCK-END")
+
+
+def test_unparsable_programs_are_left_to_the_syntax_check():
+    assert missing_required_definitions(PARENT, "def broken(:\n") == []
+
+
+def test_reply_format_per_model_and_mutation_kind():
+    python, lua = language_by_name("python"), language_by_name("lua")
+    local, remote = ModelConfig(), ModelConfig(provider="openai", model="gpt-4.1")
+    assert reply_format(local, "diff", python) == "function"
+    assert reply_format(local, "diff", lua) == "diff"  # no function support there
+    assert reply_format(remote, "diff", python) == "diff"
+    for kind in ("full", "cross", "fix"):
+        assert reply_format(local, kind, python) == "full"
+    assert reply_format(ModelConfig(patch_format="diff"), "diff", python) == "diff"
