@@ -85,6 +85,7 @@ def run(
     overrides: Optional[list[str]] = SetOption,
     run_dir: Optional[Path] = typer.Option(None, "--run-dir", "-o", help="Where to store the run"),
     generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
+    search: Optional[str] = typer.Option(None, "--search", help="Search algorithm (see `cambrian algorithms`)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Start a new evolution run on TASK_DIR."""
@@ -93,6 +94,8 @@ def run(
     sets = list(overrides or [])
     if generations is not None:
         sets.append(f"evolution.generations={generations}")
+    if search is not None:
+        sets.append(f"search.algorithm={search}")
     try:
         evolution = start(task_dir, config=config, overrides=sets, run_dir=run_dir)
     except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError) as exc:
@@ -195,6 +198,17 @@ def best(
     finally:
         store.close()
     console.print(f"Best program (candidate {st.best_id}, score {_fmt(st.best_score)}) written to {target}")
+
+
+@app.command()
+def algorithms() -> None:
+    """List the search algorithms `--search` accepts."""
+    from cambrian.search.registry import get_algorithm, algorithm_names
+
+    table = Table("name", "what it does")
+    for name in algorithm_names():
+        table.add_row(name, get_algorithm(name).description)
+    console.print(table)
 
 
 @app.command()

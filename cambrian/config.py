@@ -122,6 +122,14 @@ class DatabaseConfig(StrictModel):
     num_beams: int = Field(5, ge=1)
 
 
+class SearchConfig(StrictModel):
+    """Which search algorithm runs (``cambrian run --search NAME``) and its own options."""
+
+    algorithm: str = "shinka"
+    options: dict[str, Any] = Field(default_factory=dict)
+    plugins: list[str] = Field(default_factory=list)  # modules that register more algorithms
+
+
 # --------------------------------------------------------------------------- evolution
 
 
@@ -177,6 +185,7 @@ class RunConfig(StrictModel):
     task: TaskConfig = Field(default_factory=TaskConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)

@@ -24,9 +24,8 @@ from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
 from cambrian.mutate.proposer import ProposalRequest, Proposer
 from cambrian.mutate.prompts import ProgramView
-from cambrian.search.islands import IslandArchive
-from cambrian.search.sampler import IslandSampler
-from cambrian.search.selection import Member
+from cambrian.search.algorithm import ProgramRecord, Selector, commit_rng
+from cambrian.search.registry import make_selector
 from cambrian.store.store import CandidateRow, Store, source_hash
 from cambrian.task.folder import Task
 
@@ -73,8 +72,8 @@ class Evolution:
             self.rng.bit_generator.state = saved_rng
         self.ensemble = Ensemble(config.llm, providers)
         self.proposer = Proposer(task, config, store, self.ensemble)
-        self.archive = IslandArchive(config.database.num_islands, config.database.archive_size)
-        self.sampler: IslandSampler | None = None
+        self.selector: Selector = make_selector(config)
+        self._best_fitness: float | None = None
         self._views: dict[int, ProgramView] = {}
         self._inflight_sources: dict[str, asyncio.Future[EvaluationResult]] = {}
         self._proposals_in_flight = 0
@@ -95,24 +94,38 @@ class Evolution:
 
     # ------------------------------------------------------------------ state
 
+    def _record(self, row: CandidateRow, result: EvaluationResult) -> ProgramRecord:
+        correct = row.status == "correct" and row.score is not None
+        return ProgramRecord(
+            id=row.id, parent_id=row.parent_id, island=row.island or 0,
+            generation=row.generation, correct=correct,
+            fitness=self.fitness(row.score) if correct else None,  # type: ignore[arg-type]
+            metrics=dict(result.public), case_scores=case_scores(result),
+            code_length=len(row.source or ""),
+        )
+
+    def _take_in(self, record: ProgramRecord) -> list[tuple[str, dict[str, Any]]]:
+        events = self.selector.add(record, commit_rng(self.config.evolution.seed, record.id))
+        if record.correct and record.fitness is not None and (
+                self._best_fitness is None or record.fitness > self._best_fitness):
+            self._best_fitness = record.fitness
+        return [(e.kind, e.payload) for e in events]
+
     def _restore(self) -> None:
-        children = self.store.children_counts()
-        rows = {r.id: r for r in self.store.candidates("correct")}
-        for candidate_id, island in self.store.archive_members().items():
-            row = rows.get(candidate_id)
-            if row is not None and row.score is not None:
-                self.archive.restore(Member(candidate_id, island, self.fitness(row.score),
-                                            row.generation, children.get(candidate_id, 0)))
-        initial = self.store.candidate(1)
-        initial_fitness = self.fitness(initial.score) if initial.score is not None else float("-inf")
-        self._initial = Member(1, 0, initial_fitness, 0, children.get(1, 0))
-        self.sampler = IslandSampler(self.archive, self.config.database, self._initial, self.rng)
-        self.sampler.context.beam_head = self.store.get_state("beam_head")
+        """Rebuild the selector by replaying every committed evaluation in order."""
+        self.selector = make_selector(self.config)
+        self._best_fitness = None
+        for row, result in self.store.evaluated_in_commit_order():
+            self._take_in(self._record(row, result))
+        for parent_id, count in self.store.children_counts().items():
+            program = self.selector.programs.get(parent_id)
+            if program is not None:
+                program.children = count
+        self.selector.load_state(self.store.get_state("selector", {}))
 
     def _save_search_state(self) -> None:
         self.store.put_state("rng", self.rng.bit_generator.state)
-        if self.sampler is not None:
-            self.store.put_state("beam_head", self.sampler.context.beam_head)
+        self.store.put_state("selector", self.selector.state())
 
     def view(self, candidate_id: int) -> ProgramView:
         if candidate_id not in self._views:
@@ -167,20 +180,20 @@ class Evolution:
         return kinds[int(self.rng.choice(len(kinds), p=probs / probs.sum()))]
 
     def _next_request(self, generation: int) -> ProposalRequest:
-        assert self.sampler is not None
-        if len(self.archive) == 0:
+        sample = self.selector.sample(self.rng)
+        if sample is None:  # no correct program yet: repair a failing one
             failed = [r for r in self.store.candidates("incorrect") if r.source]
             parent = failed[int(self.rng.integers(len(failed)))]
-            island = int(self.rng.integers(self.archive.num_islands))
+            island = int(self.rng.integers(self.config.database.num_islands))
             return ProposalRequest(generation, island, "fix", self.view(parent.id))
-        sample = self.sampler.sample()
-        kind = self._choose_kind(bool(sample.inspiration_ids))
-        inspiration_ids = sample.inspiration_ids
-        if kind == "cross":
+        inspiration_ids = list(sample.inspiration_ids)
+        kind = sample.kind or self._choose_kind(bool(inspiration_ids))
+        if kind == "cross" and len(inspiration_ids) > 1:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
+        notes = (sample.guidance,) if sample.guidance else ()
         return ProposalRequest(
             generation, sample.island, kind, self.view(sample.parent_id),
-            tuple(self.view(i) for i in inspiration_ids),
+            tuple(self.view(i) for i in inspiration_ids), notes,
         )
 
     async def _proposal_slot(self, generation: int) -> int | None:
@@ -195,7 +208,7 @@ class Evolution:
                 if outcome.fatal:
                     raise RunAborted(outcome.fatal)
                 if outcome.candidate_id is not None:
-                    self.archive.note_child(request.parent.id)
+                    self.selector.on_child(request.parent.id)
                     self.on_event("proposed", {"candidate_id": outcome.candidate_id,
                                                "kind": request.kind, "model": arm.key})
                     return outcome.candidate_id
@@ -245,44 +258,23 @@ class Evolution:
         self._failed_slots = 0
         correct = result.correct and result.combined_score is not None
         status = "correct" if correct else "incorrect"
-        previous_best = self.best_score()
+        previous_best = self._best_fitness
         with self.store.transaction():
             self.store.add_evaluation(row.id, result)
             self.store.update_candidate(row.id, status=status, score=result.combined_score,
                                         error=result.error[:4000])
-            if correct:
-                island = row.island if row.island is not None else 0
-                member = Member(row.id, island, self.fitness(result.combined_score), row.generation,
-                                0)
-                evicted = self.archive.add(member)
-                if row.id not in evicted:
-                    self.store.archive_add(row.id, island)
-                for candidate_id in evicted:
-                    self.store.archive_remove(candidate_id)
-            completed = self.store.count("correct", "incorrect")
-            if completed % self.config.database.migration_interval == 0:
-                self._migrate()
+            committed = self.store.candidate(row.id)
+            for kind, payload in self._take_in(self._record(committed, result)):
+                self.store.add_event(kind, payload)
             self._save_search_state()
         self._views.pop(row.id, None)
-        best = self.best_score()
-        if correct and self._better(result.combined_score, previous_best):
+        if self._best_fitness is not None and self._best_fitness != previous_best:
             self._write_best(row.id)
         self.on_event("evaluated", {
             "candidate_id": row.id, "status": result.status, "score": result.combined_score,
-            "best_score": best, "evaluated": self.evaluated_children(),
+            "best_score": self.best_score(), "evaluated": self.evaluated_children(),
             "generations": self.config.evolution.generations,
         })
-
-    def _migrate(self) -> None:
-        db = self.config.database
-        moves = self.archive.migrate(self.rng, db.migration_rate, db.island_elitism)
-        for move in moves:
-            self.store.archive_add(move.candidate_id, move.to_island)
-        for island in {m.to_island for m in moves}:
-            for candidate_id in self.archive.evict_overflow(island):
-                self.store.archive_remove(candidate_id)
-        if moves:
-            self.store.add_event("migration", {"moves": [m.__dict__ for m in moves]})
 
     # ------------------------------------------------------------------ best
 
@@ -294,10 +286,9 @@ class Evolution:
         return best
 
     def best_score(self) -> float | None:
-        member = self.archive.best()
-        if member is None:
+        if self._best_fitness is None:
             return None
-        return member.fitness if self.maximize else -member.fitness
+        return self._best_fitness if self.maximize else -self._best_fitness
 
     def _write_best(self, candidate_id: int) -> None:
         from cambrian.run_files import write_best
@@ -312,7 +303,6 @@ class Evolution:
         for row in self.store.candidates("pending"):
             if row.id == 1:
                 await self._evaluate(row)
-                self._restore()
         queue: list[CandidateRow] = self.store.candidates("pending")
         proposals: set[asyncio.Task[int | None]] = set()
         evaluations: set[asyncio.Task[None]] = set()
@@ -357,3 +347,13 @@ class Evolution:
             llm_calls=self.store.llm_call_count(),
             stop_reason=reason,
         )
+
+
+def case_scores(result: EvaluationResult) -> dict[str, float]:
+    """Per-test-case scores an evaluator reported (``extra["cases"]``), keyed by case id."""
+    scores: dict[str, float] = {}
+    for index, case in enumerate(result.extra.get("cases") or []):
+        if isinstance(case, dict) and isinstance(case.get("score"), (int, float)):
+            key = str(case.get("case", case.get("id", index)))
+            scores[key] = float(case["score"])
+    return scores

@@ -111,13 +111,8 @@ CREATE TABLE IF NOT EXISTS environments (
     created_at    REAL NOT NULL
 );
 
--- Archive membership per island (the elites parents are drawn from).
-CREATE TABLE IF NOT EXISTS archive (
-    candidate_id  INTEGER PRIMARY KEY REFERENCES candidates(id),
-    island        INTEGER NOT NULL
-);
-
--- Search state (RNG, counters, algorithm-specific state) as JSON values.
+-- Search state that cannot be derived from the history (engine RNG, a selector's own state) as
+-- JSON values. Archives are not stored: selectors rebuild them by replaying the evaluations.
 CREATE TABLE IF NOT EXISTS search_state (
     key    TEXT PRIMARY KEY,
     value  TEXT NOT NULL

@@ -383,18 +383,22 @@ class Store:
 
     # ------------------------------------------------------------------ archive / state / events
 
-    def archive_members(self) -> dict[int, int]:
-        """candidate id -> island of every archived candidate."""
-        return {int(c): int(i) for c, i in self._db.execute("SELECT candidate_id, island FROM archive")}
-
-    def archive_add(self, candidate_id: int, island: int) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO archive(candidate_id, island) VALUES (?,?)",
-            (candidate_id, island),
-        )
-
-    def archive_remove(self, candidate_id: int) -> None:
-        self._db.execute("DELETE FROM archive WHERE candidate_id=?", (candidate_id,))
+    def evaluated_in_commit_order(self) -> list[tuple[CandidateRow, EvaluationResult]]:
+        """Evaluated candidates (correct or incorrect) in the order their results were committed,
+        each with its last evaluation: what selectors replay on resume."""
+        rows = self._db.execute(
+            f"SELECT {', '.join('c.' + c.strip() for c in _CANDIDATE_COLUMNS.split(','))}, "
+            "first.first_id FROM candidates c JOIN (SELECT candidate_id, MIN(id) AS first_id "
+            "FROM evaluations GROUP BY candidate_id) first ON first.candidate_id = c.id "
+            "WHERE c.status IN ('correct','incorrect') ORDER BY first.first_id"
+        ).fetchall()
+        result = []
+        for row in rows:
+            candidate = _candidate(row[:13])
+            evaluation = self.evaluation(candidate.id)
+            assert evaluation is not None
+            result.append((candidate, evaluation))
+        return result
 
     def put_state(self, key: str, value: Any) -> None:
         self._db.execute(

@@ -166,19 +166,20 @@ def test_start_refuses_an_existing_run_and_resume_extends_it(tmp_path: Path):
     assert store.events("config_override")[0]["payload"]["overrides"] == ["evolution.generations=4"]
 
 
-def test_migration_moves_programs_between_islands(tmp_path: Path):
+def test_migration_events_are_recorded_and_resume_rebuilds_the_archive(tmp_path: Path):
     task = write_counter_task(tmp_path / "task")
     with ScriptedLLM(incrementing) as llm:
-        _, store = run(task, tmp_path / "run",
-                       overrides(llm, 9, database__migration_rate="0.5",
-                                 database__migration_interval="2"))
-    migrations = store.events("migration")
-    assert migrations
-    members = store.archive_members()
+        evolution = start(task, overrides=overrides(llm, 9, database__migration_rate="0.5",
+                                                    database__migration_interval="2"),
+                          run_dir=tmp_path / "run")
+        asyncio.run(evolution.run())
+        live = {i: sorted(m.id for m in evolution.selector.archive.island(i)) for i in range(2)}
+        evolution.store.close()
+        resumed = resume(tmp_path / "run")
+        resumed._restore()
+        rebuilt = {i: sorted(m.id for m in resumed.selector.archive.island(i)) for i in range(2)}
+        migrations = resumed.store.events("migration")
+        resumed.store.close()
+    assert rebuilt == live
     moved = [m for e in migrations for m in e["payload"]["moves"]]
-    assert all(m["from_island"] != m["to_island"] for m in moved)
-    # Archive rows follow the last move of each migrant still archived.
-    last = {m["candidate_id"]: m["to_island"] for m in moved}
-    for candidate_id, island in last.items():
-        if candidate_id in members:
-            assert members[candidate_id] == island
+    assert moved and all(m["from_island"] != m["to_island"] for m in moved)

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cambrian.config import DatabaseConfig
 from cambrian.search.islands import IslandArchive
-from cambrian.search.sampler import IslandSampler
 from cambrian.search.selection import Member
 
 
@@ -80,42 +78,3 @@ class TestMigration:
         archive.restore(Member(3, 0, 0.5, 3))  # over capacity, as after migration
         assert archive.evict_overflow(0) == [2]
         assert {m.id for m in archive.island(0)} == {1, 3}
-
-
-class TestSampler:
-    def make(self, archive: IslandArchive, **overrides) -> IslandSampler:
-        config = DatabaseConfig(**overrides)
-        initial = Member(99, 0, 0.0, 0)
-        return IslandSampler(archive, config, initial, np.random.default_rng(0))
-
-    def test_empty_island_is_seeded_from_the_initial_program(self):
-        archive = IslandArchive(2, 10)
-        archive.add(Member(1, 0, 1.0, 1))
-        sampler = self.make(archive, num_islands=2)
-        samples = [sampler.sample() for _ in range(50)]
-        assert {s.island for s in samples} == {0, 1}
-        assert all(s.parent_id == 99 for s in samples if s.island == 1)
-
-    def test_parent_and_inspirations_come_from_one_island(self):
-        archive = filled(per_island=8)
-        sampler = self.make(archive, top_k_inspirations=2, archive_inspirations=3)
-        for _ in range(50):
-            sample = sampler.sample()
-            island_ids = {m.id for m in archive.island(sample.island)}
-            assert sample.parent_id in island_ids
-            assert set(sample.inspiration_ids) <= island_ids
-            assert sample.parent_id not in sample.inspiration_ids
-            assert len(set(sample.inspiration_ids)) == 5
-
-    def test_top_k_are_the_best_other_programs(self):
-        archive = filled(num_islands=1, per_island=8)
-        sampler = self.make(archive, num_islands=1, top_k_inspirations=2, parent_selection="uniform")
-        for _ in range(30):
-            sample = sampler.sample()
-            others = sorted((m for m in archive.island(0) if m.id != sample.parent_id),
-                            key=lambda m: -m.fitness)
-            assert set(sample.top_k_ids) == {m.id for m in others[:2]}
-
-    def test_best_of_n_samples_only_the_initial_program(self):
-        sampler = self.make(filled(), parent_selection="best_of_n")
-        assert {sampler.sample().parent_id for _ in range(20)} == {99}

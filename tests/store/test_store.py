@@ -62,20 +62,28 @@ def test_transaction_rolls_back_everything(tmp_path: Path):
     assert store.get_state("k") is None
 
 
-def test_state_archive_events(tmp_path: Path):
+def test_state_and_events_survive_reopening(tmp_path: Path):
     store = new_store(tmp_path)
-    cid = store.add_candidate(generation=0, island=1, parent_id=None, operator="init",
-                              status="correct", language="python", source="a")
-    store.archive_add(cid, 1)
     store.put_state("rng", {"state": [1, 2, 3]})
     store.add_event("migration", {"moves": [1]})
     store.close()
     reopened = Store.open(tmp_path / "run")
-    assert reopened.archive_members() == {cid: 1}
     assert reopened.get_state("rng") == {"state": [1, 2, 3]}
     assert reopened.events("migration")[0]["payload"] == {"moves": [1]}
-    reopened.archive_remove(cid)
-    assert reopened.archive_members() == {}
+
+
+def test_commit_order_is_the_order_results_landed(tmp_path: Path):
+    store = new_store(tmp_path)
+    first = store.add_candidate(generation=1, island=0, parent_id=None, operator="init",
+                                status="pending", language="python", source="a")
+    second = store.add_candidate(generation=2, island=0, parent_id=None, operator="diff",
+                                 status="pending", language="python", source="b")
+    store.add_evaluation(second, EvaluationResult(status="ok", combined_score=2.0))
+    store.update_candidate(second, status="correct", score=2.0)
+    store.add_evaluation(first, EvaluationResult(status="crashed", error="x"))
+    store.update_candidate(first, status="incorrect")
+    order = [(row.id, result.status) for row, result in store.evaluated_in_commit_order()]
+    assert order == [(second, "ok"), (first, "crashed")]
 
 
 def test_ledger_aggregates_per_model(tmp_path: Path):

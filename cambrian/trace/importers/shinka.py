@@ -1,0 +1,153 @@
+"""Read a ShinkaEvolve results folder (its ``programs.sqlite``) into a trace.
+
+Shape read (ShinkaEvolve ``programs`` table): ``id, code, language, parent_id,
+archive_inspiration_ids, top_k_inspiration_ids, generation, timestamp, combined_score,
+public_metrics, private_metrics, text_feedback, correct, metadata, island_idx`` (JSON columns as
+text). ``metadata`` carries the patch type and name, the model, costs, the LLM call
+(``llm_result``: system message, user message, reply, tokens, cost) and the evaluator logs.
+Columns that a given ShinkaEvolve version lacks are simply skipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from cambrian.trace.importers.common import as_text, clean, finite_or_none, parse_json
+from cambrian.trace.model import (
+    CandidateRecord,
+    ContextRecord,
+    EdgeRecord,
+    EvaluationRecord,
+    RunRecord,
+    Trace,
+)
+
+FRAMEWORK = "shinkaevolve"
+# Bulky metadata already carried by the evaluation and context rows.
+_MOVED_KEYS = ("llm_result", "stdout_log", "stderr_log")
+
+
+def _connect(db_file: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    return connection
+
+
+def read_shinka_results(path: str | Path) -> Trace:
+    path = Path(path)
+    db_file = path if path.is_file() else path / "programs.sqlite"
+    connection = _connect(db_file)
+    try:
+        rows = [dict(r) for r in connection.execute("SELECT * FROM programs")]
+    finally:
+        connection.close()
+    rows.sort(key=lambda r: (int(r.get("generation") or 0), r.get("timestamp") or 0.0,
+                             str(r["id"])))
+    candidates: list[CandidateRecord] = []
+    evaluations: list[EvaluationRecord] = []
+    edges: list[EdgeRecord] = []
+    contexts: list[ContextRecord] = []
+    for row in rows:
+        candidate, evaluation, context = _program(row)
+        candidates.append(candidate)
+        evaluations.append(evaluation)
+        if context is not None:
+            contexts.append(context)
+        edges.extend(_edges(row, candidate))
+    folder = db_file.parent
+    generations = max((c.iteration for c in candidates), default=0)
+    run = RunRecord(
+        id=f"{FRAMEWORK}-{candidates[0].id}" if candidates else FRAMEWORK,
+        task=folder.name, framework=FRAMEWORK, direction="maximize",
+        language=candidates[0].language if candidates else "python",
+        config={"evolution": {"generations": generations}, "imported_from": FRAMEWORK},
+        task_dir="", created_at=min((c.created_at for c in candidates), default=0.0),
+    )
+    return Trace(run=run, candidates=candidates, evaluations=evaluations, edges=edges,
+                 contexts=contexts, origin=folder)
+
+
+def _program(row: dict[str, Any]) -> tuple[CandidateRecord, EvaluationRecord, ContextRecord | None]:
+    program_id = str(row["id"])
+    metadata = clean(parse_json(row.get("metadata"), {}))
+    if not isinstance(metadata, dict):
+        metadata = {}
+    llm_result = metadata.get("llm_result") if isinstance(metadata.get("llm_result"), dict) else None
+    parent_id = str(row["parent_id"]) if row.get("parent_id") else None
+    correct = bool(row.get("correct"))
+    score = finite_or_none(row.get("combined_score"))
+    model = metadata.get("model_name") or (llm_result or {}).get("model_name")
+    context = _context(program_id, llm_result, row) if llm_result else None
+    notes = {k: v for k, v in metadata.items() if k not in _MOVED_KEYS}
+    if row.get("complexity") is not None:
+        notes["complexity"] = finite_or_none(row.get("complexity"))
+    candidate = CandidateRecord(
+        id=program_id,
+        iteration=int(row.get("generation") or 0),
+        parent_id=parent_id,
+        status="correct" if correct else "incorrect",
+        source=row.get("code") or "",
+        language=row.get("language") or "python",
+        operator=str(metadata.get("patch_type") or ("init" if parent_id is None else "mutation")),
+        island=int(row["island_idx"]) if row.get("island_idx") is not None else None,
+        description=as_text(metadata.get("patch_name") or metadata.get("patch_description")),
+        model=str(model) if model else None,
+        context_id=context.id if context else None,
+        score=score,
+        error="" if correct else as_text(metadata.get("error_attempt") or ""),
+        notes=notes,
+        created_at=float(row.get("timestamp") or 0.0),
+    )
+    evaluation = EvaluationRecord(
+        id=f"{program_id}:main",
+        candidate_id=program_id,
+        stage="main",
+        status="ok" if correct else "incorrect",
+        combined_score=score,
+        public=clean(parse_json(row.get("public_metrics"), {})) or {},
+        private=clean(parse_json(row.get("private_metrics"), {})) or {},
+        text_feedback=as_text(row.get("text_feedback")),
+        stdout=as_text(metadata.get("stdout_log")),
+        stderr=as_text(metadata.get("stderr_log")),
+        duration_s=finite_or_none(metadata.get("compute_time")) or 0.0,
+        created_at=float(row.get("timestamp") or 0.0),
+    )
+    return candidate, evaluation, context
+
+
+def _context(program_id: str, llm_result: dict[str, Any], row: dict[str, Any]) -> ContextRecord:
+    messages = []
+    if llm_result.get("system_msg"):
+        messages.append({"role": "system", "content": as_text(llm_result["system_msg"])})
+    messages.append({"role": "user", "content": as_text(llm_result.get("msg"))})
+    response = llm_result.get("content")
+    kwargs = llm_result.get("kwargs")
+    return ContextRecord(
+        id=f"{program_id}:llm",
+        purpose="mutation",
+        model=str(llm_result.get("model_name") or "unknown"),
+        provider=FRAMEWORK,
+        params=kwargs if isinstance(kwargs, dict) else {},
+        messages=messages,
+        response_text=as_text(response) if response is not None else None,
+        prompt_tokens=int(llm_result.get("input_tokens") or 0),
+        completion_tokens=int(llm_result.get("output_tokens") or 0),
+        cost_usd=finite_or_none(llm_result.get("cost")) or 0.0,
+        created_at=float(row.get("timestamp") or 0.0),
+    )
+
+
+def _edges(row: dict[str, Any], candidate: CandidateRecord) -> list[EdgeRecord]:
+    edges = []
+    if candidate.parent_id is not None:
+        edges.append(EdgeRecord(candidate.parent_id, candidate.id, "parent", candidate.operator))
+    seen = {candidate.parent_id}
+    for column in ("archive_inspiration_ids", "top_k_inspiration_ids"):
+        for inspiration in parse_json(row.get(column), []) or []:
+            if inspiration and str(inspiration) not in seen:
+                seen.add(str(inspiration))
+                edges.append(EdgeRecord(str(inspiration), candidate.id, "inspiration",
+                                        candidate.operator))
+    return edges
