@@ -77,7 +77,7 @@ def main() -> int:
 
     run_dir = Path(args.run_dir or f"runs/small_model-{time.strftime('%Y%m%d-%H%M%S')}")
     overrides = [
-        f"evolution.max_llm_calls={args.calls}",
+        f"budget.max_llm_calls={args.calls}",
         f"evolution.generations={args.calls}",
         f"evolution.seed={args.seed}",
         "llm.models=[" + json.dumps({"provider": "local", "model": args.model}) + "]",

@@ -85,7 +85,8 @@ class RetryConfig(StrictModel):
 
 class LLMConfig(StrictModel):
     models: list[ModelConfig] = Field(default_factory=lambda: [ModelConfig()])
-    selection: Literal["fixed", "single"] = "fixed"
+    selection: Literal["ucb1", "fixed", "single"] = "ucb1"
+    exploration: float = Field(1.0, ge=0)  # UCB1 exploration coefficient (seed 000 Appendix B)
     retries: RetryConfig = Field(default_factory=RetryConfig)
 
     @model_validator(mode="after")
@@ -144,8 +145,6 @@ class EvolutionConfig(StrictModel):
     max_patch_resamples: int = Field(2, ge=1)  # fresh parent + prompt after failed attempts
     max_parallel_evaluations: int = Field(2, ge=1)
     max_proposals_in_flight: int = Field(1, ge=1)
-    max_llm_calls: int | None = Field(None, ge=1)
-    max_wall_time_s: float | None = Field(None, gt=0)
     seed: int = 0
 
     @model_validator(mode="after")
@@ -160,6 +159,17 @@ class EvolutionConfig(StrictModel):
         if any(p < 0 for p in self.patch_type_probs) or sum(self.patch_type_probs) <= 0:
             raise ValueError("patch_type_probs must be non-negative with a positive sum")
         return self
+
+
+class BudgetConfig(StrictModel):
+    """Caps that stop a run cleanly, and spending pacing (seed 002 §10.9)."""
+
+    max_cost_usd: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, ge=1)
+    max_llm_calls: int | None = Field(None, ge=1)
+    max_wall_time_s: float | None = Field(None, gt=0)
+    # Restrict proposals to cheaper arms while budget left < pacing_factor * run left.
+    pacing_factor: float = Field(0.8, gt=0, le=1)
 
 
 class EvaluationConfig(StrictModel):
@@ -188,6 +198,7 @@ class RunConfig(StrictModel):
     search: SearchConfig = Field(default_factory=SearchConfig)
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
 
 

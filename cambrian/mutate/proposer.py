@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
 
 from cambrian.config import ModelConfig, RunConfig
@@ -54,6 +55,7 @@ class ProposalOutcome:
     errors: list[str] = field(default_factory=list)
     model: str | None = None
     fatal: str | None = None  # an error no retry can fix (bad credentials, malformed request)
+    budget_exhausted: bool = False
 
 
 RETRY_MIN_TEMPERATURE = 0.7
@@ -77,7 +79,16 @@ def reply_format(model: ModelConfig, kind: str, language: Language) -> str:
 
 
 class Proposer:
-    def __init__(self, task: Task, config: RunConfig, store: Store, ensemble: Ensemble) -> None:
+    def __init__(
+        self,
+        task: Task,
+        config: RunConfig,
+        store: Store,
+        ensemble: Ensemble,
+        budget_check: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        """``budget_check`` is asked before every LLM call; a reason string stops the proposal."""
+        self.budget_check = budget_check
         self.task = task
         self.config = config
         self.store = store
@@ -114,6 +125,11 @@ class Proposer:
         )
         previous_context: int | None = None
         for _ in range(self.config.evolution.max_patch_attempts):
+            stop = self.budget_check()
+            if stop is not None:
+                outcome.errors.append(stop)
+                outcome.budget_exhausted = True
+                break
             llm_request = LLMRequest(messages=messages, params=params)
             response, context_id, error, fatal = await self._call(
                 provider, arm, llm_request, previous_context
@@ -220,7 +236,7 @@ class Proposer:
             generation=request.generation, island=request.island, parent_id=request.parent.id,
             operator=request.kind, status="patch_failed", language=self.task.language.name,
             model=arm.model.label, context_id=context_id, error=error,
-            notes={"temperature": arm.temperature},
+            notes={"temperature": arm.temperature, "arm": arm.key},
         )
 
     def _record_child(
@@ -232,7 +248,7 @@ class Proposer:
         notes: dict[str, Any],
     ) -> int:
         source, description = child
-        notes = {**notes, "temperature": arm.temperature}
+        notes = {**notes, "temperature": arm.temperature, "arm": arm.key}
         with self.store.transaction():
             candidate_id = self.store.add_candidate(
                 generation=request.generation, island=request.island, parent_id=request.parent.id,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,17 +19,20 @@ import numpy as np
 from cambrian.config import RunConfig
 from cambrian.evaluate.result import EvaluationResult
 from cambrian.evaluate.runner import ProgramEvaluator
+from cambrian.llm.bandit import reward_improvement
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
 from cambrian.mutate.proposer import ProposalRequest, Proposer
 from cambrian.mutate.prompts import ProgramView
 from cambrian.search.algorithm import ProgramRecord, Selector, commit_rng
+from cambrian.search.budget import BudgetManager
 from cambrian.search.registry import make_selector
 from cambrian.store.store import CandidateRow, Store, source_hash
 from cambrian.task.folder import Task
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 MAX_CONSECUTIVE_FAILED_SLOTS = 10
+BANDIT_SNAPSHOT_EVERY = 5  # completed pulls between snapshots of the arm statistics
 
 
 class RunAborted(RuntimeError):
@@ -71,7 +73,7 @@ class Evolution:
         if saved_rng is not None:
             self.rng.bit_generator.state = saved_rng
         self.ensemble = Ensemble(config.llm, providers)
-        self.proposer = Proposer(task, config, store, self.ensemble)
+        self.proposer = Proposer(task, config, store, self.ensemble, budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight))
         self.selector: Selector = make_selector(config)
         self._best_fitness: float | None = None
         self._views: dict[int, ProgramView] = {}
@@ -79,7 +81,7 @@ class Evolution:
         self._proposals_in_flight = 0
         self._failed_slots = 0
         self._last_errors: list[str] = []
-        self._started = time.monotonic()
+        self.budget = BudgetManager(config.budget, store, config.evolution.generations)
 
     # ------------------------------------------------------------------ fitness
 
@@ -122,10 +124,12 @@ class Evolution:
             if program is not None:
                 program.children = count
         self.selector.load_state(self.store.get_state("selector", {}))
+        self.ensemble.load_state(self.store.get_state("ensemble", {}))
 
     def _save_search_state(self) -> None:
         self.store.put_state("rng", self.rng.bit_generator.state)
         self.store.put_state("selector", self.selector.state())
+        self.store.put_state("ensemble", self.ensemble.state())
 
     def view(self, candidate_id: int) -> ProgramView:
         if candidate_id not in self._views:
@@ -148,23 +152,28 @@ class Evolution:
     def evaluated_children(self) -> int:
         return max(0, self.store.count("correct", "incorrect") - 1)
 
-    def stop_reason(self) -> str | None:
-        evo = self.config.evolution
-        if evo.max_llm_calls is not None and self.store.llm_call_count() >= evo.max_llm_calls:
-            return f"LLM call budget reached ({evo.max_llm_calls} calls)"
-        if evo.max_wall_time_s is not None and time.monotonic() - self._started >= evo.max_wall_time_s:
-            return f"wall-time budget reached ({evo.max_wall_time_s:g} s)"
+    def stop_reason(self, launching: int = 0) -> str | None:
+        """Why no new proposal may start (``launching``: proposals about to start)."""
+        reason = self.budget.stop_reason(self._proposals_in_flight + launching)
+        if reason is not None:
+            return reason
         if self._failed_slots >= MAX_CONSECUTIVE_FAILED_SLOTS:
             return (f"the last {self._failed_slots} proposals produced no usable program; "
                     f"last errors: {' | '.join(self._last_errors[-3:])}")
         return None
+
+    def _choose_arm(self) -> Any:
+        allowed = None
+        if self.budget.behind_schedule(self.evaluated_children()):
+            allowed = self.budget.cheaper_arms({a.key: a.model.label for a in self.ensemble.arms})
+        return self.ensemble.choose(self.rng, allowed)
 
     def _may_launch(self) -> bool:
         committed = self.evaluated_children() + self.store.count("pending")
         return (
             self._proposals_in_flight < self.config.evolution.max_proposals_in_flight
             and committed + self._proposals_in_flight < self.config.evolution.generations
-            and self.stop_reason() is None
+            and self.stop_reason(launching=1) is None
         )
 
     # ------------------------------------------------------------------ proposals
@@ -201,17 +210,21 @@ class Evolution:
         try:
             for _ in range(self.config.evolution.max_patch_resamples):
                 request = self._next_request(generation)
-                arm = self.ensemble.choose(self.rng)
+                arm = self._choose_arm()
                 outcome = await self.proposer.propose(request, arm)
                 self._last_errors.extend(outcome.errors)
                 self._last_errors = self._last_errors[-5:]
                 if outcome.fatal:
                     raise RunAborted(outcome.fatal)
+                if outcome.budget_exhausted:
+                    return None
                 if outcome.candidate_id is not None:
                     self.selector.on_child(request.parent.id)
                     self.on_event("proposed", {"candidate_id": outcome.candidate_id,
                                                "kind": request.kind, "model": arm.key})
                     return outcome.candidate_id
+                self.ensemble.observe(arm.key, 0.0)  # a pull that produced nothing usable
+                self.store.put_state("ensemble", self.ensemble.state())
                 self.on_event("proposal_failed", {"errors": outcome.errors, "model": arm.key})
                 if self.stop_reason() is not None:
                     break
@@ -245,6 +258,26 @@ class Evolution:
                 future.cancel()
             shutil.rmtree(work_dir, ignore_errors=True)
 
+    def _credit_arm(self, row: CandidateRow, record: ProgramRecord) -> None:
+        """Bandit reward of the arm that proposed ``row`` (seed 000 §3.3)."""
+        arm = row.notes.get("arm")
+        if arm is None or row.parent_id is None:
+            return
+        parent = self.selector.programs.get(row.parent_id)
+        initial = self.selector.programs.get(1)
+        improvement = reward_improvement(
+            record.fitness,
+            parent.fitness if parent is not None else None,
+            initial.fitness if initial is not None else None,
+        )
+        self.ensemble.observe(arm, improvement)
+        pulls = sum(s.completed for s in self.ensemble.bandit.stats.values()) if self.ensemble.bandit else 0
+        if pulls and pulls % BANDIT_SNAPSHOT_EVERY == 0:
+            self.store.add_event("bandit", {
+                "pulls": pulls, "shares": self.ensemble.probabilities(),
+                "mean_reward": {k: self.ensemble.bandit.mean_reward(k) for k in self.ensemble.bandit.stats},
+            })
+
     def _commit_duplicate(self, row: CandidateRow, earlier: CandidateRow) -> None:
         self._failed_slots += 1  # a generation spent on a program we already had
         with self.store.transaction():
@@ -264,7 +297,9 @@ class Evolution:
             self.store.update_candidate(row.id, status=status, score=result.combined_score,
                                         error=result.error[:4000])
             committed = self.store.candidate(row.id)
-            for kind, payload in self._take_in(self._record(committed, result)):
+            record = self._record(committed, result)
+            self._credit_arm(committed, record)
+            for kind, payload in self._take_in(record):
                 self.store.add_event(kind, payload)
             self._save_search_state()
         self._views.pop(row.id, None)
@@ -331,7 +366,11 @@ class Evolution:
             await asyncio.gather(*proposals, *evaluations, return_exceptions=True)
             self.store.add_event("session_end", {"reason": f"{type(exc).__name__}: {exc}"})
             raise
-        reason = self.stop_reason() or "generation budget reached"
+        reason = (
+            "generation budget reached"
+            if self.evaluated_children() >= self.config.evolution.generations
+            else self.stop_reason(launching=1) or "no further proposal possible"
+        )
         self.store.add_event("session_end", {"reason": reason})
         return self.summary(reason)
 

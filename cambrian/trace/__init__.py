@@ -1,1 +1,31 @@
+"""Trace science: the unified EvoTrace model, export/import, and the analyses of seed 001."""
 
+from __future__ import annotations
+
+from cambrian.trace.cycling import (
+    CyclingReport,
+    analyse_cycling,
+    lineage_deletions,
+    reintroduction_share,
+)
+from cambrian.trace.export import export_trace
+from cambrian.trace.importers.evotrace import read_exported_trace as import_trace
+from cambrian.trace.importers.to_store import import_to_store
+from cambrian.trace.model import Trace, load_trace
+from cambrian.trace.static import StaticReport, analyse_static
+from cambrian.trace.store_lineage import StoreLineage
+
+__all__ = [
+    "CyclingReport",
+    "StaticReport",
+    "StoreLineage",
+    "Trace",
+    "analyse_cycling",
+    "analyse_static",
+    "export_trace",
+    "import_to_store",
+    "import_trace",
+    "lineage_deletions",
+    "load_trace",
+    "reintroduction_share",
+]

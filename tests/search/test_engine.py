@@ -183,3 +183,22 @@ def test_migration_events_are_recorded_and_resume_rebuilds_the_archive(tmp_path:
     assert rebuilt == live
     moved = [m for e in migrations for m in e["payload"]["moves"]]
     assert moved and all(m["from_island"] != m["to_island"] for m in moved)
+
+
+def test_bandit_learns_to_avoid_a_model_that_never_produces_a_program(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+
+    def good_or_bad(messages, index):
+        return incrementing(messages, index)
+
+    with ScriptedLLM(good_or_bad) as good, ScriptedLLM(lambda m, i: "no code here") as bad:
+        models = [good.model_config(name="good"), bad.model_config(name="bad")]
+        sets = ["evolution.generations=20", "llm.models=" + json.dumps(models),
+                "llm.selection=ucb1", "llm.exploration=0.5", "evolution.max_patch_attempts=1",
+                "evolution.max_patch_resamples=1"]
+        summary, store = run(task, tmp_path / "run", sets)
+    pulls = {row["model"]: row["calls"] for row in store.ledger()}
+    assert pulls["good"] > 2 * pulls["bad"]
+    saved = store.get_state("ensemble")
+    assert all(x == 0.0 for x in saved["bad@0.7"]["improvements"])
+    assert summary.best_score > 1.0

@@ -174,17 +174,16 @@ def current_value(messages: list[dict[str, str]]) -> int:
     return int(match.group(1))
 
 
-def counter_reply(value: int, wants_diff: bool) -> str:
+def counter_reply(value: int, step: int, wants_diff: bool) -> str:
     if wants_diff:
         return (f"Increase the value\n<<<<<<< SEARCH\nVALUE = {value}\n=======\n"
-                f"VALUE = {value + 1}\n>>>>>>> REPLACE\n")
-    return f"Increase the value\n```python\nVALUE = {value + 1}\n```\n"
+                f"VALUE = {value + step}\n>>>>>>> REPLACE\n")
+    return f"Increase the value\n```python\nVALUE = {value + step}\n```\n"
 
 
 def incrementing(messages: list[dict[str, str]], index: int) -> str:
-    """Reply with the parent's VALUE + 1 in whatever format the prompt asked for."""
-    instructions = messages[-1]["content"] if messages[-1]["role"] == "user" else ""
+    """Reply with the parent's VALUE raised by (call index + 1), so that replies differ from
+    call to call, in whatever format the prompt asked for."""
     first_user = next(m["content"] for m in messages if m["role"] == "user")
     wants_diff = "SEARCH" in first_user.split("## Your task")[-1]
-    del instructions
-    return counter_reply(current_value(messages), wants_diff)
+    return counter_reply(current_value(messages), index + 1, wants_diff)

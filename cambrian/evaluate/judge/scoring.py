@@ -103,6 +103,8 @@ class Scorer:
             if spec is None or spec.loader is None:
                 raise ImportError(f"cannot import scorer {self.path}")
             module: ModuleType = importlib.util.module_from_spec(spec)
+            # Registered first: dataclasses and pickling look their module up by name.
+            sys.modules[name] = module
             spec.loader.exec_module(module)
             function = getattr(module, "score", None)
             if not callable(function):

@@ -55,8 +55,13 @@ def import_to_store(source: Trace | str | Path, run_dir: str | Path) -> Path:
     try:
         with store.transaction():
             _write(store, trace)
-    finally:
+    except BaseException:
         store.close()
+        # Leave no half-made store behind: it would block a corrected retry.
+        for suffix in ("", "-wal", "-shm"):
+            (target / f"{STORE_FILENAME}{suffix}").unlink(missing_ok=True)
+        raise
+    store.close()
     return target
 
 

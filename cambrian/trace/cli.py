@@ -1,0 +1,139 @@
+"""Command-line hook: ``cambrian trace export|import|stats`` and ``cambrian report``.
+
+``register(app)`` adds the commands to the main typer app, keeping this package's imports out
+of the main CLI until a trace command actually runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code=2)
+
+
+def _fmt(value: object, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def export_command(
+    run_dir: Path = typer.Argument(..., help="A run directory (or any readable trace)"),
+    out: Path = typer.Argument(..., help="Folder to write the JSONL tables and blobs into"),
+) -> None:
+    """Export a run as EvoTrace JSONL tables plus content-addressed blobs."""
+    from cambrian.trace.export import export_trace
+    from cambrian.trace.importers import UnknownTraceFormat
+
+    try:
+        target = export_trace(run_dir, out)
+    except (FileNotFoundError, UnknownTraceFormat) as exc:
+        _fail(str(exc))
+    meta = json.loads((target / "meta.json").read_text())
+    counts = ", ".join(f"{k}: {v}" for k, v in meta["counts"].items())
+    console.print(f"Exported to {target} ({counts}; {meta['blobs']} blobs)")
+
+
+def import_command(
+    src: Path = typer.Argument(..., help="Exported trace, ShinkaEvolve results folder or "
+                                         "OpenEvolve checkpoint"),
+    run_dir: Path = typer.Argument(..., help="New run directory to create"),
+) -> None:
+    """Rebuild a Cambrian run store (run.sqlite) from a trace of any supported framework."""
+    from cambrian.trace.importers import UnknownTraceFormat, detect_format
+    from cambrian.trace.importers.to_store import import_to_store
+
+    try:
+        fmt = detect_format(src)
+        target = import_to_store(src, run_dir)
+    except (FileNotFoundError, FileExistsError, UnknownTraceFormat, ValueError) as exc:
+        _fail(str(exc))
+    console.print(f"Imported {fmt} trace {src} into {target / 'run.sqlite'}")
+
+
+def stats_command(
+    run_or_trace: Path = typer.Argument(..., help="A run directory or any readable trace"),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON"),
+) -> None:
+    """Static and cycling statistics of a run (seed 001 §5.1, §5.2)."""
+    from cambrian.trace.cycling import analyse_cycling
+    from cambrian.trace.importers import UnknownTraceFormat
+    from cambrian.trace.model import load_trace
+    from cambrian.trace.static import analyse_static
+
+    try:
+        trace = load_trace(run_or_trace)
+    except (FileNotFoundError, UnknownTraceFormat) as exc:
+        _fail(str(exc))
+    static = analyse_static(trace)
+    cycling = analyse_cycling(trace)
+    if as_json:
+        typer.echo(json.dumps({"task": trace.run.task, "static": static.to_dict(),
+                               "cycling": cycling.to_dict()}, indent=2))
+        return
+    table = Table(title=f"{trace.run.task} ({trace.run.framework}, {trace.run.direction})",
+                  show_header=False)
+    table.add_row("evaluated programs", str(len(static.programs)))
+    table.add_row("best score", f"{_fmt(static.best_score, 6)} (candidate {_fmt(static.best_id)})")
+    table.add_row("lineage depth of the best", _fmt(static.lineage_depth))
+    table.add_row("best found at (normalised iteration)", _fmt(static.normalised_best_iteration))
+    table.add_row("evaluations on dead branches",
+                  f"{_pct(static.dead_branch_share)} ({static.dead_branch_evaluations} of "
+                  f"{static.evaluated_children})")
+    console.print(table)
+    cycles = Table(title=f"Cycling over {len(cycling.edits)} edits")
+    for column in ("scope", "added", "re-introduced", "literal", "tuning", "trivial", "slope",
+                   "median span"):
+        cycles.add_column(column, justify="left" if column == "scope" else "right")
+    for name, scope in (("lineage", cycling.lineage), ("run", cycling.run)):
+        split = scope.split()
+        cycles.add_row(name, str(scope.counts.added), _pct(scope.share), _pct(split["literal"]),
+                       _pct(split["tuning"]), _pct(split["trivial"]), _fmt(scope.slope),
+                       _fmt(scope.median_span))
+    console.print(cycles)
+
+
+def report_command(
+    run_dir: Path = typer.Argument(..., help="A run directory (or any readable trace)"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="HTML file to write (default: RUN_DIR/report.html)"),
+) -> None:
+    """Write a self-contained HTML report of a run."""
+    from cambrian.trace.importers import UnknownTraceFormat
+    from cambrian.trace.report import write_report
+
+    target = out if out is not None else run_dir / "report.html"
+    try:
+        written = write_report(run_dir, target)
+    except (FileNotFoundError, UnknownTraceFormat) as exc:
+        _fail(str(exc))
+    console.print(f"Report written to {written}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``trace`` command group and the ``report`` command to ``app``."""
+    trace_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                            help="Export, import and analyse run traces.")
+    trace_app.command("export")(export_command)
+    trace_app.command("import")(import_command)
+    trace_app.command("stats")(stats_command)
+    app.add_typer(trace_app, name="trace")
+    app.command("report")(report_command)
