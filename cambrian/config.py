@@ -172,6 +172,20 @@ class BudgetConfig(StrictModel):
     pacing_factor: float = Field(0.8, gt=0, le=1)
 
 
+class NoveltyConfig(StrictModel):
+    """Novelty rejection sampling (seed 000 §3.2, Appendix B: threshold 0.95)."""
+
+    enabled: bool = True
+    embedding: Literal["local", "openai"] = "local"
+    embedding_model: str = "text-embedding-3-small"  # for embedding: openai
+    base_url: str | None = None
+    api_key_env: str | None = None
+    threshold: float = Field(0.95, gt=0, le=1)
+    judge: bool = False  # ask an LLM whether a too-similar proposal is still meaningfully new
+    judge_model: str | None = None  # label of an llm.models entry; default: the first model
+    max_attempts: int = Field(3, ge=0)  # rejections per generation before accepting anyway
+
+
 class EvaluationConfig(StrictModel):
     contract: Literal["auto", "module", "command"] = "auto"
     timeout_s: float = Field(120.0, gt=0)
@@ -199,6 +213,7 @@ class RunConfig(StrictModel):
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
 
 

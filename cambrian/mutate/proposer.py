@@ -30,6 +30,7 @@ from cambrian.mutate.patches import PatchError, apply_reply
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
+from cambrian.search.novelty import NoveltyFilter
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -46,6 +47,7 @@ class ProposalRequest:
     parent: ProgramView
     inspirations: tuple[ProgramView, ...] = ()
     notes: tuple[str, ...] = ()
+    check_novelty: bool = True  # False once a generation has used up its novelty rejections
 
 
 @dataclass
@@ -56,6 +58,7 @@ class ProposalOutcome:
     model: str | None = None
     fatal: str | None = None  # an error no retry can fix (bad credentials, malformed request)
     budget_exhausted: bool = False
+    rejected: bool = False  # a valid program, refused as too similar to an existing one
 
 
 RETRY_MIN_TEMPERATURE = 0.7
@@ -86,9 +89,11 @@ class Proposer:
         store: Store,
         ensemble: Ensemble,
         budget_check: Callable[[], str | None] = lambda: None,
+        novelty: NoveltyFilter | None = None,
     ) -> None:
         """``budget_check`` is asked before every LLM call; a reason string stops the proposal."""
         self.budget_check = budget_check
+        self.novelty = novelty
         self.task = task
         self.config = config
         self.store = store
@@ -143,8 +148,7 @@ class Proposer:
                 break  # the provider already retried transient failures
             child, error, notes = await self._apply(request.parent.source, fmt, response)
             if child is not None:
-                outcome.candidate_id = self._record_child(request, arm, context_id, child, notes)
-                return outcome
+                return await self._accept_or_reject(request, arm, context_id, child, notes, outcome)
             self._record_failure(request, arm, context_id, error)
             outcome.errors.append(error)
             if error.startswith(DUPLICATE_PREFIX):
@@ -154,6 +158,36 @@ class Proposer:
                 messages = self._continue(messages, response, error, budget, provider.count_tokens)
             # Resampling at the same low temperature tends to reproduce the refused reply.
             params = replace(params, temperature=max(params.temperature, RETRY_MIN_TEMPERATURE))
+        return outcome
+
+    async def _accept_or_reject(
+        self,
+        request: ProposalRequest,
+        arm: Arm,
+        context_id: int,
+        child: tuple[str, str],
+        notes: dict[str, Any],
+        outcome: ProposalOutcome,
+    ) -> ProposalOutcome:
+        if self.novelty is None:
+            outcome.candidate_id = self._record_child(request, arm, context_id, child, notes)
+            return outcome
+        verdict = await self.novelty.check(child[0], request.island)
+        notes = {**notes, "similarity": verdict.similarity, "nearest": verdict.nearest_id}
+        if not verdict.novel and request.check_novelty:
+            self.store.add_candidate(
+                generation=request.generation, island=request.island, parent_id=request.parent.id,
+                operator=request.kind, status="rejected", language=self.task.language.name,
+                source=child[0], description=child[1], model=arm.model.label,
+                context_id=context_id, error=verdict.reason,
+                notes={**notes, "temperature": arm.temperature, "arm": arm.key,
+                       "judge_context": verdict.judge_context_id},
+            )
+            outcome.rejected = True
+            outcome.errors.append(verdict.reason)
+            return outcome
+        outcome.candidate_id = self._record_child(request, arm, context_id, child, notes)
+        self.novelty.remember(outcome.candidate_id, request.island, verdict.vector)
         return outcome
 
     # ------------------------------------------------------------------ steps

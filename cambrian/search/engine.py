@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from cambrian.mutate.proposer import ProposalRequest, Proposer
 from cambrian.mutate.prompts import ProgramView
 from cambrian.search.algorithm import ProgramRecord, Selector, commit_rng
 from cambrian.search.budget import BudgetManager
+from cambrian.search.novelty import NoveltyFilter, build_novelty_filter
 from cambrian.search.registry import make_selector
 from cambrian.store.store import CandidateRow, Store, source_hash
 from cambrian.task.folder import Task
@@ -73,7 +74,12 @@ class Evolution:
         if saved_rng is not None:
             self.rng.bit_generator.state = saved_rng
         self.ensemble = Ensemble(config.llm, providers)
-        self.proposer = Proposer(task, config, store, self.ensemble, budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight))
+        self.novelty = build_novelty_filter(config, store, self.ensemble)
+        self.proposer = Proposer(
+            task, config, store, self.ensemble,
+            budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight),
+            novelty=self.novelty,
+        )
         self.selector: Selector = make_selector(config)
         self._best_fitness: float | None = None
         self._views: dict[int, ProgramView] = {}
@@ -125,6 +131,9 @@ class Evolution:
                 program.children = count
         self.selector.load_state(self.store.get_state("selector", {}))
         self.ensemble.load_state(self.store.get_state("ensemble", {}))
+        if self.novelty is not None:
+            self.novelty.index = type(self.novelty.index)()
+            self.novelty.restore()
 
     def _save_search_state(self) -> None:
         self.store.put_state("rng", self.rng.bit_generator.state)
@@ -208,12 +217,14 @@ class Evolution:
     async def _proposal_slot(self, generation: int) -> int | None:
         """One generation's proposal; the caller counted it in ``_proposals_in_flight``."""
         try:
-            for _ in range(self.config.evolution.max_patch_resamples):
+            resamples, rejections = 0, 0
+            while resamples < self.config.evolution.max_patch_resamples:
                 request = self._next_request(generation)
+                if rejections >= self.config.novelty.max_attempts:
+                    request = replace(request, check_novelty=False)
                 arm = self._choose_arm()
                 outcome = await self.proposer.propose(request, arm)
-                self._last_errors.extend(outcome.errors)
-                self._last_errors = self._last_errors[-5:]
+                self._last_errors = (self._last_errors + outcome.errors)[-5:]
                 if outcome.fatal:
                     raise RunAborted(outcome.fatal)
                 if outcome.budget_exhausted:
@@ -223,9 +234,13 @@ class Evolution:
                     self.on_event("proposed", {"candidate_id": outcome.candidate_id,
                                                "kind": request.kind, "model": arm.key})
                     return outcome.candidate_id
-                self.ensemble.observe(arm.key, 0.0)  # a pull that produced nothing usable
+                self.ensemble.observe(arm.key, 0.0)  # a pull that produced nothing new
                 self.store.put_state("ensemble", self.ensemble.state())
                 self.on_event("proposal_failed", {"errors": outcome.errors, "model": arm.key})
+                if outcome.rejected:
+                    rejections += 1  # novelty rejections have their own allowance
+                else:
+                    resamples += 1
                 if self.stop_reason() is not None:
                     break
             self._failed_slots += 1
@@ -338,6 +353,10 @@ class Evolution:
         for row in self.store.candidates("pending"):
             if row.id == 1:
                 await self._evaluate(row)
+        if self.novelty is not None and not self.novelty.index:
+            initial = self.store.candidate(1)
+            verdict = await self.novelty.check(initial.source or "", initial.island or 0)
+            self.novelty.remember(1, initial.island or 0, verdict.vector)
         queue: list[CandidateRow] = self.store.candidates("pending")
         proposals: set[asyncio.Task[int | None]] = set()
         evaluations: set[asyncio.Task[None]] = set()

@@ -111,6 +111,13 @@ CREATE TABLE IF NOT EXISTS environments (
     created_at    REAL NOT NULL
 );
 
+-- Embeddings of the mutable code, for novelty rejection (float32 unit vectors).
+CREATE TABLE IF NOT EXISTS embeddings (
+    candidate_id  INTEGER PRIMARY KEY REFERENCES candidates(id),
+    model         TEXT NOT NULL,
+    vector        BLOB NOT NULL
+);
+
 -- Search state that cannot be derived from the history (engine RNG, a selector's own state) as
 -- JSON values. Archives are not stored: selectors rebuild them by replaying the evaluations.
 CREATE TABLE IF NOT EXISTS search_state (

@@ -400,6 +400,24 @@ class Store:
             result.append((candidate, evaluation))
         return result
 
+    def add_embedding(self, candidate_id: int, model: str, vector: Any) -> None:
+        import numpy as np
+
+        blob = np.asarray(vector, dtype=np.float32).tobytes()
+        self._db.execute("INSERT OR REPLACE INTO embeddings(candidate_id, model, vector) VALUES (?,?,?)",
+                         (candidate_id, model, blob))
+
+    def embeddings(self, model: str) -> list[tuple[int, int, Any]]:
+        """(candidate id, island, vector) of every program embedded with ``model``."""
+        import numpy as np
+
+        rows = self._db.execute(
+            "SELECT e.candidate_id, COALESCE(c.island, 0), e.vector FROM embeddings e "
+            "JOIN candidates c ON c.id = e.candidate_id WHERE e.model=? ORDER BY e.candidate_id",
+            (model,),
+        )
+        return [(int(c), int(i), np.frombuffer(v, dtype=np.float32)) for c, i, v in rows]
+
     def put_state(self, key: str, value: Any) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO search_state(key, value) VALUES (?,?)", (key, _dumps(value))

@@ -38,15 +38,16 @@ def best_score_figure(trace: Trace, static: StaticReport) -> bytes:
                if p.status == "correct" and p.score is not None]
     failed = [(p.evaluation_index, p.score) for p in static.programs
               if p.status != "correct" and p.score is not None]
-    if correct:
-        axes.scatter(*zip(*correct), s=14, color=CORRECT_COLOUR, alpha=0.6,
-                     label="evaluated (correct)")
-    if failed:
-        axes.scatter(*zip(*failed), s=14, marker="x", color=FAILED_COLOUR, alpha=0.6,
-                     label="evaluated (incorrect)")
     steps = [(i, s) for i, s in static.best_so_far if s is not None]
     if steps:
-        axes.step(*zip(*steps), where="post", color=BEST_COLOUR, linewidth=2, label="best so far")
+        axes.step(*zip(*steps), where="post", color=BEST_COLOUR, linewidth=2, zorder=1,
+                  label="best so far")
+    if correct:
+        axes.scatter(*zip(*correct), s=22, color=CORRECT_COLOUR, alpha=0.75, zorder=2,
+                     label="evaluated (correct)")
+    if failed:
+        axes.scatter(*zip(*failed), s=22, marker="x", color=FAILED_COLOUR, alpha=0.75, zorder=2,
+                     label="evaluated (incorrect)")
     axes.set_xlabel("evaluation")
     axes.set_ylabel(f"score ({trace.run.direction})")
     axes.grid(alpha=0.3)
@@ -104,7 +105,7 @@ def lineage_tree_figure(trace: Trace, static: StaticReport) -> bytes:
         norm = Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1)
         points = axes.scatter([position[n][0] for n, _ in scored],
                               [position[n][1] for n, _ in scored],
-                              c=values, cmap="viridis", norm=norm, s=22, zorder=3,
+                              c=values, cmap="viridis", norm=norm, s=36, zorder=3,
                               edgecolors=["#e67e22" if n in best_lineage else "none"
                                           for n, _ in scored], linewidths=1.2)
         figure.colorbar(points, ax=axes, label="score")
@@ -141,7 +142,7 @@ def cycling_figure(cycling: CyclingReport) -> bytes:
         if not points:
             continue
         xs, ys = zip(*points)
-        axes.scatter(xs, ys, s=12, marker=marker, color=colour, alpha=0.45)
+        axes.scatter(xs, ys, s=14, marker=marker, color=colour, alpha=0.6)
         window = max(3, len(points) // 20)
         axes.plot(xs, _rolling_mean(ys, window), color=colour, linewidth=2,
                   label=f"{scope} scope (rolling mean, {window} edits)")
@@ -155,18 +156,18 @@ def cycling_figure(cycling: CyclingReport) -> bytes:
 
 
 def program_size_figure(static: StaticReport) -> bytes:
-    figure = Figure(figsize=(WIDTH, HEIGHT), dpi=DPI)
-    loc_axes = figure.add_subplot(1, 1, 1)
-    literal_axes = loc_axes.twinx()
+    figure = Figure(figsize=(WIDTH, HEIGHT * 1.3), dpi=DPI)
+    loc_axes, literal_axes = figure.subplots(2, 1, sharex=True)
     xs = [p.evaluation_index for p in static.programs]
-    loc_axes.plot(xs, [p.loc for p in static.programs], color=CORRECT_COLOUR, marker=".",
-                  linewidth=1, label="lines of code")
-    literal_axes.plot(xs, [p.numeric_literals for p in static.programs], color=BEST_COLOUR,
-                      marker=".", linewidth=1, label="numeric literals")
-    loc_axes.set_xlabel("evaluation")
-    loc_axes.set_ylabel("lines of code", color=CORRECT_COLOUR)
-    literal_axes.set_ylabel("numeric literals", color=BEST_COLOUR)
-    loc_axes.grid(alpha=0.3)
+    for axes, values, colour, label in (
+        (loc_axes, [p.loc for p in static.programs], CORRECT_COLOUR, "lines of code"),
+        (literal_axes, [p.numeric_literals for p in static.programs], BEST_COLOUR,
+         "numeric literals"),
+    ):
+        axes.plot(xs, values, color=colour, marker=".", linewidth=1)
+        axes.set_ylabel(label)
+        axes.grid(alpha=0.3)
+    literal_axes.set_xlabel("evaluation")
     return _png(figure)
 
 
@@ -186,8 +187,8 @@ def tuning_figure(tuning: dict[str, Any]) -> bytes:
     if curve:
         axes.plot(range(1, len(curve) + 1), curve, marker=".", color=CORRECT_COLOUR,
                   label="tuning evaluations")
-    for key, colour, style in (("program_score", "#7f8c8d", "--"), ("tuned_score", CORRECT_COLOUR, "-"),
-                               ("run_best", BEST_COLOUR, ":")):
+    for key, colour, style in (("program_score", "#7f8c8d", "--"),
+                               ("tuned_score", CORRECT_COLOUR, "-"), ("run_best", BEST_COLOUR, ":")):
         value = tuning.get(key)
         if isinstance(value, (int, float)):
             axes.axhline(float(value), color=colour, linestyle=style, label=f"{key} = {value:.6g}")

@@ -21,7 +21,8 @@ def cambrian(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
 
 
 def model_set(llm: ScriptedLLM) -> list[str]:
-    return ["--set", "llm.models=[" + json.dumps(llm.model_config()) + "]"]
+    return ["--set", "llm.models=[" + json.dumps(llm.model_config()) + "]",
+            "--set", "novelty.enabled=false"]
 
 
 def evaluated_rows(store_path: Path) -> dict[int, tuple]:

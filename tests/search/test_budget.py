@@ -17,6 +17,7 @@ EXPENSIVE = {"price_input_per_mtok": 1000.0, "price_output_per_mtok": 5000.0}  #
 def run(task: Path, run_dir: Path, models: list[dict], *sets: str):
     evolution = start(task, run_dir=run_dir, overrides=[
         "llm.models=" + json.dumps(models), "llm.selection=fixed", "evolution.generations=30",
+        "novelty.enabled=false",
         *sets,
     ])
     try:

@@ -22,6 +22,7 @@ def overrides(llm: ScriptedLLM, generations: int, **extra: str) -> list[str]:
         "evolution.max_parallel_evaluations=2",
         "database.num_islands=2",
         "database.migration_interval=3",
+        "novelty.enabled=false",  # exercised in test_novelty.py
     ]
     return sets + [f"{k.replace('__', '.')}={v}" for k, v in extra.items()]
 
@@ -195,7 +196,7 @@ def test_bandit_learns_to_avoid_a_model_that_never_produces_a_program(tmp_path: 
         models = [good.model_config(name="good"), bad.model_config(name="bad")]
         sets = ["evolution.generations=20", "llm.models=" + json.dumps(models),
                 "llm.selection=ucb1", "llm.exploration=0.5", "evolution.max_patch_attempts=1",
-                "evolution.max_patch_resamples=1"]
+                "evolution.max_patch_resamples=1", "novelty.enabled=false"]
         summary, store = run(task, tmp_path / "run", sets)
     pulls = {row["model"]: row["calls"] for row in store.ledger()}
     assert pulls["good"] > 2 * pulls["bad"]

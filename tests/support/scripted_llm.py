@@ -65,6 +65,9 @@ class ScriptedLLM:
                 with outer._lock:
                     index = len(outer.requests)
                     outer.requests.append(body.get("messages", []))
+                if self.path.endswith("/embeddings"):
+                    self._send(200, embeddings_payload(body))
+                    return
                 if outer.delay_s:
                     time.sleep(outer.delay_s)
                 status = outer.status_for(index)
@@ -80,6 +83,9 @@ class ScriptedLLM:
                                      "message": {"role": "assistant", "content": text}}],
                         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
                     }
+                self._send(status, payload)
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -187,3 +193,18 @@ def incrementing(messages: list[dict[str, str]], index: int) -> str:
     first_user = next(m["content"] for m in messages if m["role"] == "user")
     wants_diff = "SEARCH" in first_user.split("## Your task")[-1]
     return counter_reply(current_value(messages), index + 1, wants_diff)
+
+
+def embeddings_payload(body: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI /v1/embeddings answer: a bag-of-words vector per input (identical text, identical
+    vector; disjoint words, orthogonal vectors)."""
+    inputs = body.get("input")
+    texts = [inputs] if isinstance(inputs, str) else list(inputs)
+    data = []
+    for index, text in enumerate(texts):
+        vector = [0.0] * 64
+        for word in re.findall(r"\w+", text):
+            vector[sum(map(ord, word)) % 64] += 1.0
+        data.append({"object": "embedding", "index": index, "embedding": vector})
+    return {"object": "list", "data": data, "model": body.get("model"),
+            "usage": {"prompt_tokens": 1, "total_tokens": 1}}

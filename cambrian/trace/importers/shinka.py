@@ -108,13 +108,22 @@ def _program(row: dict[str, Any]) -> tuple[CandidateRecord, EvaluationRecord, Co
         combined_score=score,
         public=clean(parse_json(row.get("public_metrics"), {})) or {},
         private=clean(parse_json(row.get("private_metrics"), {})) or {},
-        text_feedback=as_text(row.get("text_feedback")),
+        text_feedback=_feedback(row.get("text_feedback")),
         stdout=as_text(metadata.get("stdout_log")),
         stderr=as_text(metadata.get("stderr_log")),
         duration_s=finite_or_none(metadata.get("compute_time")) or 0.0,
         created_at=float(row.get("timestamp") or 0.0),
     )
     return candidate, evaluation, context
+
+
+def _feedback(value: Any) -> str:
+    """ShinkaEvolve's feedback is a string or a list of strings (stored as JSON text)."""
+    if isinstance(value, str) and value.startswith("["):
+        parsed = parse_json(value, None)
+        if isinstance(parsed, list):
+            return as_text(parsed)
+    return as_text(value)
 
 
 def _context(program_id: str, llm_result: dict[str, Any], row: dict[str, Any]) -> ContextRecord:

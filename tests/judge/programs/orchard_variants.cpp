@@ -1,5 +1,5 @@
-// Orchard Harvest (see problem.md): a closed route from the depot collecting tree values.
-// Baseline: greedy by value per step, always keeping enough budget to get back to the depot.
+// Test program: the example's greedy baseline and an insertion + 2-opt heuristic, with a
+// policy choosing between them per input (always, by grid parity, or only on memorised inputs).
 #include <algorithm>
 #include <iostream>
 #include <queue>
@@ -60,7 +60,41 @@ void walk(const Input& in, const std::vector<int>& to, int& r, int& c, std::stri
     }
 }
 
-std::string solve(const Input& in) {
+std::string solve_greedy(const Input& in) {
+    int n = in.n, k = (int)in.tree_v.size();
+    std::vector<int> tree_at(n * n, -1);
+    std::vector<std::vector<int>> dist_to_tree(k);
+    for (int i = 0; i < k; ++i) {
+        tree_at[in.tree_r[i] * n + in.tree_c[i]] = i;
+        dist_to_tree[i] = distances_from(in, in.tree_r[i], in.tree_c[i]);
+    }
+    std::vector<int> dist_to_depot = distances_from(in, in.depot_r, in.depot_c);
+
+    std::string route;
+    std::vector<char> collected(k, 0);
+    int r = in.depot_r, c = in.depot_c;
+    while (true) {
+        int remaining = in.budget - (int)route.size();
+        int best = -1;
+        double best_ratio = 0.0;
+        for (int i = 0; i < k; ++i) {
+            if (collected[i]) continue;
+            int there = dist_to_tree[i][r * n + c];
+            int back = dist_to_depot[in.tree_r[i] * n + in.tree_c[i]];
+            if (there <= 0 || there + back > remaining) continue;
+            double ratio = (double)in.tree_v[i] / there;
+            if (ratio > best_ratio) {
+                best_ratio = ratio;
+                best = i;
+            }
+        }
+        if (best < 0) break;
+        walk(in, dist_to_tree[best], r, c, route, collected, tree_at);
+    }
+    walk(in, dist_to_depot, r, c, route, collected, tree_at);
+    return route;
+}
+std::string solve_insertion(const Input& in) {
     // Greedy tour, then repeated cheapest insertion of the tree with the best value per extra
     // step, and 2-opt to shorten the tour, all while the tour fits the budget.
     int n = in.n, k = (int)in.tree_v.size();
@@ -127,6 +161,14 @@ std::string solve(const Input& in) {
         walk(in, field, r, c, route, collected, tree_at);
     }
     return route;
+}
+// Which inputs get the insertion heuristic; the test substitutes the policy.
+bool use_insertion(const Input& in) {
+    /*POLICY*/
+}
+
+std::string solve(const Input& in) {
+    return use_insertion(in) ? solve_insertion(in) : solve_greedy(in);
 }
 // EVOLVE-BLOCK-END
 

