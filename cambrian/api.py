@@ -67,7 +67,16 @@ def resolve_config(
     return build_config(layers, overrides)
 
 
-def _evaluator(task: Task, config: RunConfig) -> ProgramEvaluator:
+def _evaluator(task: Task, config: RunConfig, run_dir: Path, store: Store) -> Any:
+    """The task's evaluator: its own script, or the judge built from its ``judge:`` section."""
+    if config.judge is not None:
+        from cambrian.evaluate.judge import build_task_evaluator, reference_from_store
+
+        maximize = task.direction == "maximize"
+        return build_task_evaluator(
+            task.root, config.judge, run_dir=run_dir, task_direction=task.direction,
+            best_reference=lambda: reference_from_store(store, maximize),
+        )
     ev = config.evaluation
     return ProgramEvaluator(EvaluatorSettings(
         evaluator_path=task.evaluator_path,
@@ -81,6 +90,14 @@ def _evaluator(task: Task, config: RunConfig) -> ProgramEvaluator:
         env=dict(ev.env),
         cwd=task.root,
     ))
+
+
+def _evaluation_command(task: Task) -> str:
+    if task.contract == "judge":
+        return f"compile, run on generated cases, score with {task.evaluator_path.name}"
+    if task.contract == "command":
+        return f"python {task.evaluator_path.name} --program_path P --results_dir D"
+    return f"evaluate(P) from {task.evaluator_path.name}"
 
 
 def default_run_dir(task: Task) -> Path:
@@ -112,20 +129,21 @@ def start(
         )
         store.add_environment(
             evaluator=str(task.evaluator_path.relative_to(task.root)), contract=task.contract,
-            command=(f"python {task.evaluator_path.name} --program_path P --results_dir D"
-                     if task.contract == "command" else f"evaluate(P) from {task.evaluator_path.name}"),
+            command=_evaluation_command(task),
             limits=resolved.evaluation.model_dump(mode="json"), toolchain=_toolchain(task),
             file_hashes=task.file_hashes(),
         )
         store.set_meta("program_filename", task.program_filename)
-        store.add_candidate(
-            generation=0, island=0, parent_id=None, operator="init", status="pending",
-            language=task.language.name, source=task.initial_source, description="initial program",
-        )
+        if task.has_initial_program:  # else the LLM writes it when the run starts
+            store.add_candidate(
+                generation=0, island=0, parent_id=None, operator="init", status="pending",
+                language=task.language.name, source=task.initial_source,
+                description="initial program",
+            )
     write_config(target, resolved)
     return Evolution(target, task, resolved, store,
                      providers if providers is not None else build_providers(resolved.llm),
-                     _evaluator(task, resolved), on_event)
+                     _evaluator(task, resolved, target, store), on_event)
 
 
 def resume(
@@ -149,7 +167,7 @@ def resume(
                 resolved.model_dump(mode="json"), sort_keys=True),))
     return Evolution(target, task, resolved, store,
                      providers if providers is not None else build_providers(resolved.llm),
-                     _evaluator(task, resolved), on_event)
+                     _evaluator(task, resolved, target, store), on_event)
 
 
 def evolve(

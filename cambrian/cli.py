@@ -1,9 +1,11 @@
-"""Command line: ``cambrian run | resume | status | best | init``."""
+"""Command line: ``cambrian run | resume | status | best | init | algorithms``, plus the command
+groups registered by other packages (``trace``, ``report``, ``generalization``)."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -138,7 +140,7 @@ def resume(
 @app.command()
 def status(run_dir: Path = typer.Argument(...)) -> None:
     """Summarise a run: progress, scores, success rates, tokens and cost per model."""
-    from cambrian.status import run_status
+    from cambrian.status import run_status, share_rows
 
     try:
         store = Store.open(run_dir)
@@ -159,7 +161,19 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
     table.add_row("correct children beating parent", _pct(st.improvement_rate))
     if st.last_session:
         table.add_row("last session ended", st.last_session)
+    if st.guidance_changes:
+        table.add_row("human guidance", f"{st.guidance or '(cleared)'} "
+                                        f"[{st.guidance_changes} change(s); `cambrian guide`]")
     console.print(table)
+    if st.bandit_shares:
+        arms = sorted({arm for _, shares in st.bandit_shares for arm in shares})
+        bandit = Table(title="LLM arm probabilities over time (UCB1 bandit)")
+        bandit.add_column("pulls", justify="right")
+        for arm in arms:
+            bandit.add_column(arm, justify="right")
+        for pulls, shares in share_rows(st.bandit_shares):
+            bandit.add_row(str(pulls), *(_pct(shares.get(arm)) for arm in arms))
+        console.print(bandit)
     ledger = Table(title="LLM ledger")
     for column in ("model", "calls", "failed", "prompt tok", "cached tok", "completion tok", "cost $", "seconds"):
         ledger.add_column(column, justify="right" if column != "model" else "left")
@@ -201,6 +215,50 @@ def best(
 
 
 @app.command()
+def guide(
+    run_dir: Path = typer.Argument(..., help="The run to guide (it may be running now)"),
+    text: Optional[str] = typer.Argument(None, help="Guidance to add to every mutation prompt"),
+    replace: bool = typer.Option(False, "--replace", help="Replace the guidance instead of appending"),
+    revert: bool = typer.Option(False, "--revert", help="Undo the last guidance change"),
+    clear: bool = typer.Option(False, "--clear", help="Remove all guidance"),
+) -> None:
+    """Give a running search guidance (also: edit RUN_DIR/guidance.md). Without TEXT or an
+    option, print the guidance history."""
+    from cambrian.guidance import GuidanceBoard
+
+    try:
+        store = Store.open(run_dir)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    try:
+        board = GuidanceBoard(store, run_dir)
+        chosen = [flag for flag, on in (("--replace", replace), ("--revert", revert),
+                                        ("--clear", clear)) if on]
+        if len(chosen) > 1:
+            _fail(f"choose one of {', '.join(chosen)}")
+        try:
+            if revert or clear:
+                version = board.change("revert" if revert else "clear")
+            elif text is not None:
+                version = board.change("replace" if replace else "append", text)
+            else:
+                table = Table(title="guidance history")
+                for column in ("version", "time", "action", "source", "active guidance"):
+                    table.add_column(column)
+                for v in board.history():
+                    table.add_row(str(v.id), time.strftime("%Y-%m-%d %H:%M:%S",
+                                  time.localtime(v.created_at)), v.action, v.source, v.text or "—")
+                console.print(table)
+                return
+        except ValueError as exc:
+            _fail(str(exc))
+        console.print(f"guidance version {version.id} is active from the next proposal on:\n"
+                      f"{version.text or '(none)'}")
+    finally:
+        store.close()
+
+
+@app.command()
 def algorithms() -> None:
     """List the search algorithms `--search` accepts."""
     from cambrian.search.registry import get_algorithm, algorithm_names
@@ -226,6 +284,19 @@ def init(
     for path in written:
         console.print(f"created {path}")
     console.print(f"Try it: cambrian run {task_dir} --generations 5")
+
+
+def _register_command_groups() -> None:
+    """Commands that live beside the code they drive."""
+    from cambrian.evaluate.judge.cli import register as register_judge
+    from cambrian.trace.cli import register as register_trace
+
+    register_trace(app)
+    register_judge(app)
+    __import__("cambrian.bench.cli", fromlist=["register"]).register(app)
+
+
+_register_command_groups()
 
 
 def main() -> None:

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from cambrian.evaluate.judge.task_spec import JudgeConfig
 
 
 class ConfigError(ValueError):
@@ -161,6 +163,42 @@ class EvolutionConfig(StrictModel):
         return self
 
 
+MutationIntentName = Literal["tuning", "local_fix", "refinement", "strategy", "refactor", "crossover"]
+ALL_MUTATION_INTENTS: list[MutationIntentName] = [
+    "tuning", "local_fix", "refinement", "strategy", "refactor", "crossover"]
+
+
+class MutationConfig(StrictModel):
+    """Mutation intents and their schedule (seed 002 §10.1, §10.6, §10.10; see
+    ``cambrian/mutate/schedule.py``). ``linear``: each proposal gets an intent (tuning, local_fix,
+    refinement -> diff; strategy, refactor -> full; crossover -> cross), weighted from exploration
+    towards exploitation over the run and by each intent's recent success. ``off``: the patch
+    kind is drawn from ``evolution.patch_type_probs`` as it always was."""
+
+    schedule: Literal["off", "linear"] = "linear"
+    types: list[MutationIntentName] = Field(default_factory=lambda: list(ALL_MUTATION_INTENTS))
+    explore_start: float = Field(0.5, ge=0, le=1)  # exploration share at the start (seed 002 §10.6)
+    explore_end: float = Field(0.1, ge=0, le=1)  # ...and its lower bound late in the run
+    window: int = Field(20, ge=1)  # recent uses of an intent its success rate is measured on
+    floor: float = Field(0.1, gt=0, le=1)  # added to every success rate, so no intent starves
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: Any) -> Any:
+        # YAML reads an unquoted `off` as false (and `on` as true).
+        return {False: "off", True: "linear"}.get(value, value) if isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _check(self) -> MutationConfig:
+        if not self.types:
+            raise ValueError("mutation.types must list at least one intent")
+        if len(set(self.types)) != len(self.types):
+            raise ValueError("mutation.types lists an intent twice")
+        if self.explore_end > self.explore_start:
+            raise ValueError("mutation.explore_end must not exceed mutation.explore_start")
+        return self
+
+
 class BudgetConfig(StrictModel):
     """Caps that stop a run cleanly, and spending pacing (seed 002 §10.9)."""
 
@@ -186,6 +224,40 @@ class NoveltyConfig(StrictModel):
     max_attempts: int = Field(3, ge=0)  # rejections per generation before accepting anyway
 
 
+class MetaConfig(StrictModel):
+    """Meta-scratchpad (seed 000 §3.3, Appendix B: every 10 evaluations, up to 5 recommendations)."""
+
+    enabled: bool = True
+    interval: int = Field(10, ge=1)  # evaluations between updates
+    max_recommendations: int = Field(5, ge=1, le=9)
+    per_prompt: int = Field(1, ge=0)  # recommendations sampled into each mutation prompt
+    model: str | None = None  # label of an llm.models entry; default: the first model
+    max_tokens: int = Field(400, gt=0)
+
+
+class ComprehensionConfig(StrictModel):
+    """Problem comprehension (seed 004 §4 "Phase 1", §9 Component 1): before the first proposal an
+    LLM reads the problem statement once and writes a structured brief (summary, input/output,
+    scoring, constraints, candidate approaches) that every mutation prompt then carries. Acts
+    only when the task has a problem statement."""
+
+    enabled: bool = True
+    model: str | None = None  # label of an llm.models entry; default: the first model
+    max_tokens: int = Field(900, gt=0)
+    temperature: float = Field(0.2, ge=0, le=2)  # seed 004 §4: low, for an accurate reading
+    max_prompt_chars: int = Field(3000, ge=200)  # the brief as mutation prompts show it
+
+
+class FirstProgramConfig(StrictModel):
+    """A task with a problem statement but no initial program: an LLM writes the first program,
+    which must pass the task's own evaluation before evolution starts."""
+
+    attempts: int = Field(3, ge=1)  # each failed attempt's error is fed back to the next
+    model: str | None = None  # label of an llm.models entry; default: the first model
+    max_tokens: int = Field(3072, gt=0)
+    temperature: float = Field(0.4, ge=0, le=2)
+
+
 class EvaluationConfig(StrictModel):
     contract: Literal["auto", "module", "command"] = "auto"
     timeout_s: float = Field(120.0, gt=0)
@@ -205,16 +277,38 @@ class PromptConfig(StrictModel):
     context_margin_tokens: int = Field(64, ge=0)
 
 
+class PromptEvolutionConfig(StrictModel):
+    """Co-evolved system prompts (seed 002 §10.8): an archive of role prompts scored by the
+    improvements of the programs they produced, sampled with UCB1, now and then rewritten by an
+    LLM. Off by default: every new system prompt costs a small local model a full re-read of
+    the prompt prefix it could otherwise reuse from its KV cache."""
+
+    enabled: bool = False
+    exploration: float = Field(1.0, ge=0)
+    mutate_every: int = Field(10, ge=1)  # evaluations between LLM rewrites of the best prompt
+    max_prompts: int = Field(6, ge=2)  # active archive size; the weakest tried prompt retires
+    min_pulls_to_retire: int = Field(3, ge=1)
+    model: str | None = None  # label of an llm.models entry; default: the first model
+    max_tokens: int = Field(300, gt=0)
+
+
 class RunConfig(StrictModel):
     task: TaskConfig = Field(default_factory=TaskConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
+    mutation: MutationConfig = Field(default_factory=MutationConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
+    meta: MetaConfig = Field(default_factory=MetaConfig)
+    comprehension: ComprehensionConfig = Field(default_factory=ComprehensionConfig)
+    first_program: FirstProgramConfig = Field(default_factory=FirstProgramConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
+    prompt_evolution: PromptEvolutionConfig = Field(default_factory=PromptEvolutionConfig)
+    # A judged (contest-style) task: compiled, run on generated test cases, scored per case.
+    judge: JudgeConfig | None = None
 
 
 # --------------------------------------------------------------------------- loading

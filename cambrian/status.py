@@ -24,6 +24,10 @@ class RunStatus:
     improvement_rate: float | None  # share of correct children better than their parent
     ledger: list[dict[str, Any]] = field(default_factory=list)
     last_session: str = ""
+    # Bandit arm probabilities over time: (completed pulls, {arm: probability}) snapshots.
+    bandit_shares: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    guidance: str = ""
+    guidance_changes: int = 0
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -53,6 +57,12 @@ def run_status(store: Store) -> RunStatus:
             improved += (row.score > parent_score) if maximize else (row.score < parent_score)
     initial = next((r for r in rows if r.id == 1), None)
     sessions = store.events("session_end")
+    shares = [(int(e["payload"]["pulls"]), dict(e["payload"]["shares"]))
+              for e in store.events("bandit")]
+    from cambrian.guidance import GuidanceBoard
+
+    board = GuidanceBoard(store)
+    history = board.history()
     return RunStatus(
         task=info["task_name"],
         direction=info["direction"],
@@ -68,4 +78,15 @@ def run_status(store: Store) -> RunStatus:
         improvement_rate=_rate(improved, len([r for r in correct if r.id != 1])),
         ledger=store.ledger(),
         last_session=sessions[-1]["payload"].get("reason", "") if sessions else "",
+        bandit_shares=shares,
+        guidance=history[-1].text if history else "",
+        guidance_changes=len(history),
     )
+
+
+def share_rows(shares: list[tuple[int, dict[str, float]]], max_rows: int = 8) -> list[tuple[int, dict[str, float]]]:
+    """At most ``max_rows`` snapshots, evenly spread and always including the latest."""
+    if len(shares) <= max_rows:
+        return shares
+    step = (len(shares) - 1) / (max_rows - 1)
+    return [shares[round(i * step)] for i in range(max_rows)]

@@ -50,12 +50,19 @@ def _description_rule(excluded_first: str) -> str:
     return f"description ::= {first} [^`\\n]{{0,{MAX_DESCRIPTION_CHARS - 1}}} \"\\n\""
 
 
-def _fenced_code_grammar(language: Language) -> str:
+# How the first line of a whole-function reply may start, per language: a small model otherwise
+# sends the few changed statements without their function, which cannot be placed.
+FUNCTION_OPENINGS = {"python": ("def ", "async def ", "@", "import ", "from ", "class ")}
+
+
+def _fenced_code_grammar(language: Language, openings: tuple[str, ...] = ()) -> str:
+    first = (" ( " + " | ".join(_literal(o) for o in openings) + ' ) [^\\n]* "\\n"'
+             if openings else "")
     return "\n".join(
         [
             "root ::= description? code",
             _description_rule(""),
-            f'code ::= {_literal("```" + language.fence_tag)} "\\n" code-line* "```" "\\n"?',
+            f'code ::= {_literal("```" + language.fence_tag)} "\\n"{first} code-line* "```" "\\n"?',
             f'code-line ::= {line_avoiding(("```",))} "\\n"',
         ]
     )
@@ -82,7 +89,7 @@ def grammar_for(fmt: str, language: Language | str) -> str:
     if fmt == "function":
         if not supports_functions(lang):
             raise ValueError(f"the function reply format does not support {lang.name}; use diff or full")
-        return _fenced_code_grammar(lang)
+        return _fenced_code_grammar(lang, FUNCTION_OPENINGS.get(lang.name, ()))
     raise ValueError(f"unknown patch format {fmt!r}; expected diff, full or function")
 
 
@@ -118,6 +125,12 @@ def format_instructions(fmt: str, language: Language | str) -> str:
         _FIRST_LINE + f"one {fence} code block with the complete new version of the function you "
         "change, from its first line to its last. Only functions inside the EVOLVE-BLOCK can "
         "change; you may add new helper functions.\n"
-        f"{fence}\n(the complete changed function)\n```\n"
+        f"{fence}\n{_function_template(lang)}\n```\n"
         "Write nothing after the code block."
     )
+
+
+def _function_template(language: Language) -> str:
+    if language.name == "python":
+        return "def <name>(<parameters>):\n    <its complete new body>"
+    return "(the complete changed function)"

@@ -1,10 +1,11 @@
 """Mutation prompts, built to fit the model's context window.
 
 Layout: the system message holds only what never changes during a run (role, task, problem
-statement), so local servers reuse its KV cache across calls. The user message holds the parent,
-its feedback, inspirations and notes, and ends with the instructions and reply format, where a
-small model attends most. When the budget is tight, optional sections are shrunk and then dropped
-in priority order; the call is never allowed to overflow the window.
+statement, the problem brief written before the first proposal), so local servers reuse its KV
+cache across calls. The user message holds the parent, its feedback, inspirations and notes, and
+ends with the instructions and reply format, where a small model attends most. When the budget
+is tight, optional sections are shrunk and then dropped in priority order; the call is never
+allowed to overflow the window.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from cambrian.config import PromptConfig
 from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
+from cambrian.mutate.intents import intent_instruction
 from cambrian.task.blocks import block_contents
 from cambrian.task.folder import Task
 
@@ -39,6 +41,7 @@ class ProgramView:
     error: str = ""
 
 
+# The task text per patch kind, when no mutation intent (cambrian/mutate/intents.py) is given.
 TASK_INTENT = {
     "diff": "Make one focused change that improves the score.",
     "full": "Rewrite the code inside the EVOLVE-BLOCK with a better approach.",
@@ -55,10 +58,13 @@ def _fmt_value(value: Any) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _truncate(text: str, limit: int) -> str:
+def truncate_middle(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, keeping its head and its tail."""
     text = text.strip()
     if len(text) <= limit:
         return text
+    if limit <= 0:  # text[-0:] below would keep all of it
+        return ""
     head = limit * 2 // 3
     return text[:head] + "\n[… truncated …]\n" + text[-(limit - head):]
 
@@ -69,21 +75,36 @@ class PromptBuilder:
         self.config = config
         self.fence = task.language.fence_tags[0] if task.language.fence_tags else ""
         self.better = "higher" if task.direction == "maximize" else "lower"
+        # The problem brief (cambrian/meta/comprehension.py); set once, before the first proposal.
+        self.brief: str | None = None
 
     # ------------------------------------------------------------------ fixed part
 
-    def system_message(self, problem_chars: int | None = None) -> str:
-        parts = [
-            f"You are an expert {self.task.language.name} programmer. You improve a program step "
-            f"by step; each version is run and scored ({self.better} score is better).",
-        ]
+    def default_preamble(self) -> str:
+        return (f"You are an expert {self.task.language.name} programmer. You improve a program "
+                f"step by step; each version is run and scored ({self.better} score is better).")
+
+    def system_message(
+        self,
+        problem_chars: int | None = None,
+        preamble: str | None = None,
+        brief_chars: int | None = None,
+    ) -> str:
+        """``preamble``: the role paragraph, when a co-evolved system prompt replaces the default;
+        ``problem_chars``/``brief_chars``: shrink the statement / the brief to fit (0 drops it)."""
+        parts = [preamble.strip() if preamble else self.default_preamble()]
         if self.task.description:
             parts.append("## Task\n" + self.task.description.strip())
         if self.task.problem_statement:
             statement = self.task.problem_statement
             if problem_chars is not None:
-                statement = _truncate(statement, problem_chars)
-            parts.append("## Problem statement\n" + statement.strip())
+                statement = truncate_middle(statement, problem_chars)
+            if statement.strip():
+                parts.append("## Problem statement\n" + statement.strip())
+        if self.brief:
+            brief = self.brief if brief_chars is None else truncate_middle(self.brief, brief_chars)
+            if brief:
+                parts.append("## Problem brief (an analysis of the statement)\n" + brief)
         parts.append(
             "Only the code between the EVOLVE-BLOCK-START and EVOLVE-BLOCK-END markers may change; "
             "everything else is fixed."
@@ -104,9 +125,9 @@ class PromptBuilder:
         for key, value in sorted(program.public.items()):
             lines.append(f"- {key}: {_fmt_value(value)}")
         if program.error:
-            lines.append("Error:\n" + _truncate(program.error, feedback_chars))
+            lines.append("Error:\n" + truncate_middle(program.error, feedback_chars))
         if self.config.show_text_feedback and program.text_feedback and feedback_chars > 0:
-            lines.append("Feedback:\n" + _truncate(program.text_feedback, feedback_chars))
+            lines.append("Feedback:\n" + truncate_middle(program.text_feedback, feedback_chars))
         return "\n".join(lines)
 
     def _inspiration(self, program: ProgramView, blocks_only: bool) -> str:
@@ -127,23 +148,30 @@ class PromptBuilder:
         notes: Sequence[str] = (),
         budget_tokens: int,
         count_tokens: TokenCounter,
+        preamble: str | None = None,
+        intent: str | None = None,
     ) -> tuple[Message, ...]:
-        """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix."""
+        """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix, and
+        ``intent`` (tuning, strategy...) when the mutation schedule chose one."""
+        task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
         instructions = (
-            f"## Your task\n{TASK_INTENT[kind]}\n\n{format_instructions(fmt, self.task.language.name)}"
+            f"## Your task\n{task_text}\n\n{format_instructions(fmt, self.task.language.name)}"
         )
         current = f"## Current program\n{self._code(parent.source)}"
 
         # Variants from richest to leanest; the first that fits wins.
         feedback_levels = [self.config.max_feedback_chars, self.config.max_feedback_chars // 3, 0]
-        problem_levels: list[int | None] = [None, 4000, 1500, 0]
+        # (statement chars, brief chars): the statement shrinks first, as the brief condenses it.
+        problem_levels: list[tuple[int | None, int | None]] = [
+            (None, None), (4000, None), (1500, None), (0, None), (0, 800), (0, 0)]
         insp_levels = [(len(inspirations), False), (len(inspirations), True)] + [
             (n, True) for n in range(len(inspirations) - 1, -1, -1)
         ]
         note_levels = [len(notes), min(len(notes), 1), 0]
 
-        def render(problem: int | None, feedback: int, n_insp: int, blocks_only: bool, n_notes: int):
-            system = self.system_message(problem)
+        def render(problem: tuple[int | None, int | None], feedback: int, n_insp: int,
+                   blocks_only: bool, n_notes: int):
+            system = self.system_message(problem[0], preamble, problem[1])
             sections = [current, "## Its evaluation\n" + self._metrics(parent, feedback)]
             if n_insp:
                 label = "## The other program" if kind == "cross" else "## Other programs for inspiration"
@@ -160,7 +188,7 @@ class PromptBuilder:
         for n_notes in note_levels:
             for n_insp, blocks_only in insp_levels:
                 for feedback in feedback_levels:
-                    messages = render(None, feedback, n_insp, blocks_only, n_notes)
+                    messages = render(problem_levels[0], feedback, n_insp, blocks_only, n_notes)
                     if self._fits(messages, budget_tokens, count_tokens):
                         return messages
         for problem in problem_levels[1:]:

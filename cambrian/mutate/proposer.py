@@ -48,6 +48,10 @@ class ProposalRequest:
     inspirations: tuple[ProgramView, ...] = ()
     notes: tuple[str, ...] = ()
     check_novelty: bool = True  # False once a generation has used up its novelty rejections
+    # Stored in the notes of whatever candidate row this proposal produces (which guidance,
+    # system prompt, mutation intent... it was given), so the trace can tell.
+    tags: dict[str, Any] = field(default_factory=dict)
+    preamble: str | None = None  # a co-evolved system prompt replacing the default role text
 
 
 @dataclass
@@ -115,7 +119,8 @@ class Proposer:
         try:
             messages = self.prompts.build(
                 kind=request.kind, fmt=fmt, parent=request.parent,
-                inspirations=request.inspirations, notes=request.notes,
+                inspirations=request.inspirations, notes=request.notes, preamble=request.preamble,
+                intent=request.tags.get("intent"),
                 budget_tokens=budget, count_tokens=provider.count_tokens,
             )
         except PromptTooLarge as exc:
@@ -180,7 +185,7 @@ class Proposer:
                 operator=request.kind, status="rejected", language=self.task.language.name,
                 source=child[0], description=child[1], model=arm.model.label,
                 context_id=context_id, error=verdict.reason,
-                notes={**notes, "temperature": arm.temperature, "arm": arm.key,
+                notes={**request.tags, **notes, "temperature": arm.temperature, "arm": arm.key,
                        "judge_context": verdict.judge_context_id},
             )
             outcome.rejected = True
@@ -270,7 +275,7 @@ class Proposer:
             generation=request.generation, island=request.island, parent_id=request.parent.id,
             operator=request.kind, status="patch_failed", language=self.task.language.name,
             model=arm.model.label, context_id=context_id, error=error,
-            notes={"temperature": arm.temperature, "arm": arm.key},
+            notes={**request.tags, "temperature": arm.temperature, "arm": arm.key},
         )
 
     def _record_child(
@@ -282,7 +287,7 @@ class Proposer:
         notes: dict[str, Any],
     ) -> int:
         source, description = child
-        notes = {**notes, "temperature": arm.temperature, "arm": arm.key}
+        notes = {**request.tags, **notes, "temperature": arm.temperature, "arm": arm.key}
         with self.store.transaction():
             candidate_id = self.store.add_candidate(
                 generation=request.generation, island=request.island, parent_id=request.parent.id,

@@ -17,22 +17,32 @@ from typing import Any
 import numpy as np
 
 from cambrian.config import RunConfig
+from cambrian.evaluate.judge.tiers import stage_results
 from cambrian.evaluate.result import EvaluationResult
+from cambrian.guidance import GuidanceBoard
 from cambrian.evaluate.runner import ProgramEvaluator
 from cambrian.llm.bandit import reward_improvement
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
-from cambrian.mutate.proposer import ProposalRequest, Proposer
-from cambrian.mutate.prompts import ProgramView
+from cambrian.mutate.proposer import Proposer
+from cambrian.mutate.schedule import build_mutation_schedule
 from cambrian.search.algorithm import ProgramRecord, Selector, commit_rng
 from cambrian.search.budget import BudgetManager
-from cambrian.search.novelty import NoveltyFilter, build_novelty_filter
-from cambrian.search.registry import make_selector
+from cambrian.meta.prompt_archive import build_prompt_archive
+from cambrian.meta.scratchpad import build_scratchpad
+from cambrian.search.novelty import build_novelty_filter
+from cambrian.search.hooks import Assistant, HookServices, LoopHooks
+from cambrian.search.registry import make_hooks, make_selector
+from cambrian.search.requests import RequestBuilder
+from cambrian.search.side_work import PeriodicJob, SideWork
 from cambrian.store.store import CandidateRow, Store, source_hash
 from cambrian.task.folder import Task
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 MAX_CONSECUTIVE_FAILED_SLOTS = 10
+# Children screened out before full evaluation (e.g. GEPA's minibatch test) are expected to be
+# common, so they stop the run only after a much longer unbroken series.
+MAX_CONSECUTIVE_SCREENED_OUT = 40
 BANDIT_SNAPSHOT_EVERY = 5  # completed pulls between snapshots of the arm statistics
 
 
@@ -59,7 +69,7 @@ class Evolution:
         config: RunConfig,
         store: Store,
         providers: dict[str, LLMProvider],
-        evaluator: ProgramEvaluator,
+        evaluator: ProgramEvaluator | Any,  # anything with ``async evaluate(source, work_dir)``
         on_event: EventCallback | None = None,
     ) -> None:
         self.run_dir = run_dir
@@ -75,19 +85,33 @@ class Evolution:
             self.rng.bit_generator.state = saved_rng
         self.ensemble = Ensemble(config.llm, providers)
         self.novelty = build_novelty_filter(config, store, self.ensemble)
+        self.scratchpad = build_scratchpad(config, store, self.ensemble, run_dir, self.maximize)
+        self.mutation_schedule = build_mutation_schedule(config, store, self.maximize)
         self.proposer = Proposer(
             task, config, store, self.ensemble,
             budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight),
             novelty=self.novelty,
         )
         self.selector: Selector = make_selector(config)
+        self.hook_services = self._hook_services()
+        self.hooks: LoopHooks | None = make_hooks(config, self.selector, self.hook_services)
+        self.guidance = GuidanceBoard(store, run_dir)
+        self.prompt_archive = build_prompt_archive(
+            config, store, self._assistant(config.prompt_evolution.model),
+            self.proposer.prompts.default_preamble(), self.maximize)
         self._best_fitness: float | None = None
-        self._views: dict[int, ProgramView] = {}
         self._inflight_sources: dict[str, asyncio.Future[EvaluationResult]] = {}
         self._proposals_in_flight = 0
         self._failed_slots = 0
+        self._screened_out = 0
         self._last_errors: list[str] = []
         self.budget = BudgetManager(config.budget, store, config.evolution.generations)
+        self.requests = RequestBuilder(
+            config, store, self.rng, lambda: self.selector, self.evaluated_children,
+            guidance=self.guidance, scratchpad=self.scratchpad,
+            mutation_schedule=self.mutation_schedule, prompt_archive=self.prompt_archive,
+        )
+        self.side_work = SideWork(self._side_jobs())
 
     # ------------------------------------------------------------------ fitness
 
@@ -119,9 +143,37 @@ class Evolution:
             self._best_fitness = record.fitness
         return [(e.kind, e.payload) for e in events]
 
+    def _assistant(self, label: str | None) -> Assistant:
+        """An LLM for the run's own requests: the model labelled ``label``, else the first."""
+        model = next((m for m in self.config.llm.models if m.label == label),
+                     self.config.llm.models[0])
+        return Assistant(self.store, self.ensemble.providers[model.label], model.label,
+                         model.provider == "local")
+
+    def _hook_services(self) -> HookServices:
+        assistant = self._assistant(self.config.meta.model)
+        judge = getattr(self.evaluator, "judge", self.evaluator)
+        cases = getattr(judge, "public_cases", None)
+        evaluate_cases = None
+        if cases is not None and hasattr(judge, "evaluate_cases"):
+            by_id = {str(case.case_id): case for case in cases}
+
+            async def evaluate_cases(source: str, ids: Any, work_dir: Path) -> dict[str, float]:
+                chosen = [by_id[i] for i in ids if i in by_id]
+                result = await judge.evaluate_cases(source, work_dir, chosen, set_label="minibatch")
+                return case_scores(result)
+
+        return HookServices(
+            store=self.store, maximize=self.maximize,
+            problem=self.task.problem_statement or "", assistant=assistant,
+            evaluate_cases=evaluate_cases,
+            case_ids=tuple(str(c.case_id) for c in cases) if cases is not None else (),
+        )
+
     def _restore(self) -> None:
         """Rebuild the selector by replaying every committed evaluation in order."""
         self.selector = make_selector(self.config)
+        self.hooks = make_hooks(self.config, self.selector, self.hook_services)
         self._best_fitness = None
         for row, result in self.store.evaluated_in_commit_order():
             self._take_in(self._record(row, result))
@@ -130,6 +182,8 @@ class Evolution:
             if program is not None:
                 program.children = count
         self.selector.load_state(self.store.get_state("selector", {}))
+        if self.hooks is not None:
+            self.hooks.load_state(self.store.get_state("hooks", {}))
         self.ensemble.load_state(self.store.get_state("ensemble", {}))
         if self.novelty is not None:
             self.novelty.index = type(self.novelty.index)()
@@ -138,23 +192,9 @@ class Evolution:
     def _save_search_state(self) -> None:
         self.store.put_state("rng", self.rng.bit_generator.state)
         self.store.put_state("selector", self.selector.state())
+        if self.hooks is not None:
+            self.store.put_state("hooks", self.hooks.state())
         self.store.put_state("ensemble", self.ensemble.state())
-
-    def view(self, candidate_id: int) -> ProgramView:
-        if candidate_id not in self._views:
-            row = self.store.candidate(candidate_id)
-            result = self.store.evaluation(candidate_id)
-            error = ""
-            if result is not None and not result.correct:
-                error = result.error or result.stderr[-1500:]
-            self._views[candidate_id] = ProgramView(
-                id=row.id, source=row.source or "", score=row.score,
-                correct=row.status == "correct",
-                public=result.public if result else {},
-                text_feedback=result.text_feedback if result else "",
-                error=error,
-            )
-        return self._views[candidate_id]
 
     # ------------------------------------------------------------------ budget
 
@@ -166,6 +206,9 @@ class Evolution:
         reason = self.budget.stop_reason(self._proposals_in_flight + launching)
         if reason is not None:
             return reason
+        if self._screened_out >= MAX_CONSECUTIVE_SCREENED_OUT:
+            return (f"the last {self._screened_out} children were all screened out before full "
+                    "evaluation")
         if self._failed_slots >= MAX_CONSECUTIVE_FAILED_SLOTS:
             return (f"the last {self._failed_slots} proposals produced no usable program; "
                     f"last errors: {' | '.join(self._last_errors[-3:])}")
@@ -178,48 +221,58 @@ class Evolution:
         return self.ensemble.choose(self.rng, allowed)
 
     def _may_launch(self) -> bool:
-        committed = self.evaluated_children() + self.store.count("pending")
+        pending = self.store.count("pending")
+        committed = self.evaluated_children() + pending
         return (
-            self._proposals_in_flight < self.config.evolution.max_proposals_in_flight
+            not self.side_work.blocking()  # the next prompts should see its outcome
+            and self._proposals_in_flight < self.config.evolution.max_proposals_in_flight
+            # Proposals keep the evaluation workers busy but never run far ahead of the
+            # results they should learn from.
+            and pending + self._proposals_in_flight
+            <= self.config.evolution.max_parallel_evaluations
             and committed + self._proposals_in_flight < self.config.evolution.generations
             and self.stop_reason(launching=1) is None
         )
 
+    # ------------------------------------------------------------------ side work
+
+    def _side_jobs(self) -> list[PeriodicJob]:
+        jobs = []
+        if self.scratchpad is not None:
+            jobs.append(PeriodicJob("scratchpad", self.scratchpad.due, self.scratchpad.update,
+                                    blocks_proposals=True))
+        if self.hooks is not None:
+            jobs.append(PeriodicJob("algorithm hooks", lambda n: self.hooks.due(n),  # type: ignore[union-attr]
+                                    self._hook_step, blocks_proposals=True))
+        if self.prompt_archive is not None:
+            archive = self.prompt_archive
+            jobs.append(PeriodicJob(
+                "prompt evolution", archive.due,
+                lambda n: archive.mutate(n, self.task.problem_statement or ""),
+                blocks_proposals=False))
+        return jobs
+
+    async def _hook_step(self, evaluated: int) -> None:
+        assert self.hooks is not None
+        events = await self.hooks.step(evaluated)
+        with self.store.transaction():
+            for event in events:
+                self.store.add_event(event.kind, event.payload)
+            self._save_search_state()
+        for event in events:
+            self.on_event(event.kind, event.payload)
+
     # ------------------------------------------------------------------ proposals
-
-    def _choose_kind(self, has_inspirations: bool) -> str:
-        evo = self.config.evolution
-        kinds = list(evo.patch_types)
-        probs = np.array(evo.patch_type_probs, dtype=float)
-        if not has_inspirations and "cross" in kinds:
-            probs[kinds.index("cross")] = 0.0
-        if probs.sum() <= 0:
-            return "diff" if "diff" in kinds else "full"
-        return kinds[int(self.rng.choice(len(kinds), p=probs / probs.sum()))]
-
-    def _next_request(self, generation: int) -> ProposalRequest:
-        sample = self.selector.sample(self.rng)
-        if sample is None:  # no correct program yet: repair a failing one
-            failed = [r for r in self.store.candidates("incorrect") if r.source]
-            parent = failed[int(self.rng.integers(len(failed)))]
-            island = int(self.rng.integers(self.config.database.num_islands))
-            return ProposalRequest(generation, island, "fix", self.view(parent.id))
-        inspiration_ids = list(sample.inspiration_ids)
-        kind = sample.kind or self._choose_kind(bool(inspiration_ids))
-        if kind == "cross" and len(inspiration_ids) > 1:
-            inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
-        notes = (sample.guidance,) if sample.guidance else ()
-        return ProposalRequest(
-            generation, sample.island, kind, self.view(sample.parent_id),
-            tuple(self.view(i) for i in inspiration_ids), notes,
-        )
 
     async def _proposal_slot(self, generation: int) -> int | None:
         """One generation's proposal; the caller counted it in ``_proposals_in_flight``."""
         try:
+            direct = self.hooks.direct_child(self.rng) if self.hooks is not None else None
+            if direct is not None:
+                return self._record_direct_child(generation, direct)
             resamples, rejections = 0, 0
             while resamples < self.config.evolution.max_patch_resamples:
-                request = self._next_request(generation)
+                request = self.requests.next(generation)
                 if rejections >= self.config.novelty.max_attempts:
                     request = replace(request, check_novelty=False)
                 arm = self._choose_arm()
@@ -248,6 +301,26 @@ class Evolution:
         finally:
             self._proposals_in_flight -= 1
 
+    def _record_direct_child(self, generation: int, child: Any) -> int | None:
+        if self.store.find_by_source(child.source) is not None:
+            return None
+        parent = self.selector.programs.get(child.parent_id)
+        island = parent.island if parent is not None else 0
+        with self.store.transaction():
+            candidate_id = self.store.add_candidate(
+                generation=generation, island=island, parent_id=child.parent_id,
+                operator=child.operator, status="pending", language=self.task.language.name,
+                source=child.source, description=child.description,
+                notes={"llm_free": True, "other_parents": list(child.other_parent_ids)},
+            )
+            self.store.add_edge(child.parent_id, candidate_id, "parent", child.operator)
+            for other in child.other_parent_ids:
+                self.store.add_edge(other, candidate_id, "parent", child.operator)
+        self.selector.on_child(child.parent_id)
+        self.on_event("proposed", {"candidate_id": candidate_id, "kind": child.operator,
+                                   "model": None})
+        return candidate_id
+
     # ------------------------------------------------------------------ evaluation
 
     async def _evaluate(self, row: CandidateRow) -> None:
@@ -264,6 +337,12 @@ class Evolution:
         self._inflight_sources[digest] = future
         work_dir = self.run_dir / "work" / str(row.id)
         try:
+            if self.hooks is not None:
+                reason = await self.hooks.screen(row.source, row.parent_id, work_dir)
+                if reason is not None:
+                    self._commit_screened_out(row, reason)
+                    future.cancel()
+                    return
             result = await self.evaluator.evaluate(row.source, work_dir)
             self._commit(row, result)
             future.set_result(result)
@@ -293,6 +372,14 @@ class Evolution:
                 "mean_reward": {k: self.ensemble.bandit.mean_reward(k) for k in self.ensemble.bandit.stats},
             })
 
+    def _commit_screened_out(self, row: CandidateRow, reason: str) -> None:
+        self._screened_out += 1
+        with self.store.transaction():
+            self.store.update_candidate(row.id, status="rejected", error=reason[:4000],
+                                        notes={**row.notes, "screened_out": True})
+            self._save_search_state()
+        self.on_event("screened_out", {"candidate_id": row.id, "reason": reason})
+
     def _commit_duplicate(self, row: CandidateRow, earlier: CandidateRow) -> None:
         self._failed_slots += 1  # a generation spent on a program we already had
         with self.store.transaction():
@@ -304,20 +391,25 @@ class Evolution:
 
     def _commit(self, row: CandidateRow, result: EvaluationResult) -> None:
         self._failed_slots = 0
+        self._screened_out = 0
         correct = result.correct and result.combined_score is not None
         status = "correct" if correct else "incorrect"
         previous_best = self._best_fitness
         with self.store.transaction():
-            self.store.add_evaluation(row.id, result)
+            for stage, stage_result in stage_results(result):  # tiered evaluation: one row each
+                self.store.add_evaluation(row.id, stage_result, stage=stage)
+            self.store.add_evaluation(row.id, result)  # "main", last: what the search uses
             self.store.update_candidate(row.id, status=status, score=result.combined_score,
                                         error=result.error[:4000])
             committed = self.store.candidate(row.id)
             record = self._record(committed, result)
             self._credit_arm(committed, record)
+            if self.mutation_schedule is not None:
+                self.mutation_schedule.observe(committed)
             for kind, payload in self._take_in(record):
                 self.store.add_event(kind, payload)
             self._save_search_state()
-        self._views.pop(row.id, None)
+        self.requests.forget(row.id)
         if self._best_fitness is not None and self._best_fitness != previous_best:
             self._write_best(row.id)
         self.on_event("evaluated", {
@@ -329,11 +421,12 @@ class Evolution:
     # ------------------------------------------------------------------ best
 
     def best_row(self) -> CandidateRow | None:
-        best: CandidateRow | None = None
-        for row in self.store.candidates("correct"):
-            if best is None or self._better(row.score, best.score):
-                best = row
-        return best
+        """The best correct candidate (the earliest among equals)."""
+        order = "DESC" if self.maximize else "ASC"
+        row = self.store.execute(
+            "SELECT id FROM candidates WHERE status='correct' AND score IS NOT NULL "
+            f"ORDER BY score {order}, id ASC LIMIT 1").fetchone()
+        return self.store.candidate(int(row[0])) if row else None
 
     def best_score(self) -> float | None:
         if self._best_fitness is None:
@@ -350,6 +443,12 @@ class Evolution:
     async def run(self) -> RunSummary:
         self.store.add_event("session_start", {"pid": __import__("os").getpid()})
         self._restore()
+        prepare = getattr(self.evaluator, "prepare", None)
+        if prepare is not None:  # e.g. generate a judged task's test cases, failing fast
+            await prepare()
+        from cambrian.search.prelude import prepare_run  # it imports this module
+
+        await prepare_run(self)  # the problem brief; a first program when the task has none
         for row in self.store.candidates("pending"):
             if row.id == 1:
                 await self._evaluate(row)
@@ -360,31 +459,37 @@ class Evolution:
         queue: list[CandidateRow] = self.store.candidates("pending")
         proposals: set[asyncio.Task[int | None]] = set()
         evaluations: set[asyncio.Task[None]] = set()
+        side: set[asyncio.Task[Any]] = set()  # meta-scratchpad updates
         next_generation = self.store.max_generation() + 1
         try:
             while True:
+                side.update(self.side_work.launch_due(self.evaluated_children()))
                 while self._may_launch():
                     self._proposals_in_flight += 1
                     proposals.add(asyncio.create_task(self._proposal_slot(next_generation)))
                     next_generation += 1
                 while queue and len(evaluations) < self.config.evolution.max_parallel_evaluations:
                     evaluations.add(asyncio.create_task(self._evaluate(queue.pop(0))))
-                if not proposals and not evaluations:
+                if not proposals and not evaluations and not side:
                     break
-                done, _ = await asyncio.wait(proposals | evaluations,
+                done, _ = await asyncio.wait(proposals | evaluations | side,
                                              return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     proposals.discard(task)  # type: ignore[arg-type]
                     evaluations.discard(task)  # type: ignore[arg-type]
+                    side.discard(task)
                     result = task.result()  # re-raises failures of the loop itself
                     if isinstance(result, int):
                         queue.append(self.store.candidate(result))
         except BaseException as exc:
-            for task in proposals | evaluations:
+            for task in proposals | evaluations | side:
                 task.cancel()
-            await asyncio.gather(*proposals, *evaluations, return_exceptions=True)
+            await asyncio.gather(*proposals, *evaluations, *side, return_exceptions=True)
             self.store.add_event("session_end", {"reason": f"{type(exc).__name__}: {exc}"})
             raise
+        for task in side:  # a scratchpad update still running is of no use to a finished run
+            task.cancel()
+        await asyncio.gather(*side, return_exceptions=True)
         reason = (
             "generation budget reached"
             if self.evaluated_children() >= self.config.evolution.generations

@@ -35,7 +35,8 @@ class AlgorithmSpec:
     description: str
     options: type[BaseModel]
     selector: Callable[[SelectorContext], Selector]
-    # Optional loop hooks (LLM-driven parts of an algorithm); see cambrian.search.hooks.
+    # Optional loop hooks (LLM-driven parts of an algorithm): called as
+    # hooks(selector, services, options) -> cambrian.search.hooks.LoopHooks.
     hooks: Callable[..., Any] | None = None
 
 
@@ -107,3 +108,11 @@ def make_selector(config: Any, initial_id: int = 1) -> Selector:
         options=options, database=config.database,
     )
     return spec.selector(context)
+
+
+def make_hooks(config: Any, selector: Selector, services: Any) -> Any | None:
+    """The loop hooks of ``config.search.algorithm`` (None when it has none)."""
+    spec = get_algorithm(config.search.algorithm)
+    if spec.hooks is None:
+        return None
+    return spec.hooks(selector, services, selector.context.options)

@@ -118,6 +118,17 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector        BLOB NOT NULL
 );
 
+-- Meta-scratchpad updates (seed 000 §3.3): what the run learned, and the recommendations
+-- given to later mutation prompts.
+CREATE TABLE IF NOT EXISTS meta_notes (
+    id                   INTEGER PRIMARY KEY,
+    evaluated            INTEGER NOT NULL,
+    scratchpad           TEXT NOT NULL,
+    recommendations_json TEXT NOT NULL,
+    context_id           INTEGER REFERENCES contexts(id),
+    created_at           REAL NOT NULL
+);
+
 -- Search state that cannot be derived from the history (engine RNG, a selector's own state) as
 -- JSON values. Archives are not stored: selectors rebuild them by replaying the evaluations.
 CREATE TABLE IF NOT EXISTS search_state (

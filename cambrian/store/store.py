@@ -418,6 +418,22 @@ class Store:
         )
         return [(int(c), int(i), np.frombuffer(v, dtype=np.float32)) for c, i, v in rows]
 
+    def add_meta_note(self, evaluated: int, scratchpad: str, recommendations: list[str],
+                      context_id: int | None) -> None:
+        self._db.execute(
+            "INSERT INTO meta_notes(evaluated, scratchpad, recommendations_json, context_id, "
+            "created_at) VALUES (?,?,?,?,?)",
+            (evaluated, scratchpad, _dumps(recommendations), context_id, time.time()),
+        )
+
+    def latest_meta_note(self) -> Any:
+        from cambrian.meta.scratchpad import MetaNote
+
+        row = self._db.execute(
+            "SELECT evaluated, scratchpad, recommendations_json FROM meta_notes ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return MetaNote(row[0], row[1], json.loads(row[2])) if row else None
+
     def put_state(self, key: str, value: Any) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO search_state(key, value) VALUES (?,?)", (key, _dumps(value))

@@ -1,6 +1,10 @@
 """A task is a folder: an initial program with EVOLVE-BLOCK markers, an evaluator, and optionally
 a problem statement and a ``config.yaml``. Loading it either succeeds completely or fails with a
-message that says what is missing or broken and how to fix it."""
+message that says what is missing or broken and how to fix it.
+
+A folder with a problem statement may leave out the initial program: the LLM then writes the
+first one (``cambrian/mutate/first_program.py``), in the language ``task.language`` (or a judged
+task's ``judge.language``) names."""
 
 from __future__ import annotations
 
@@ -29,8 +33,8 @@ class TaskError(ValueError):
 class Task:
     root: Path
     name: str
-    initial_path: Path
-    initial_source: str
+    initial_path: Path | None  # None: the LLM writes the first program from the statement
+    initial_source: str | None
     language: Language
     evaluator_path: Path
     contract: str
@@ -40,7 +44,13 @@ class Task:
 
     @property
     def program_filename(self) -> str:
-        return "program" + self.initial_path.suffix
+        if self.initial_path is not None:
+            return "program" + self.initial_path.suffix
+        return "program" + (self.language.extensions[0] if self.language.extensions else ".txt")
+
+    @property
+    def has_initial_program(self) -> bool:
+        return self.initial_source is not None
 
     def file_hashes(self) -> dict[str, str]:
         hashes = {}
@@ -59,7 +69,8 @@ def task_config_layer(task_dir: Path) -> dict[str, Any]:
     return {}
 
 
-def _find_initial(root: Path, configured: str | None) -> Path:
+def _find_initial(root: Path, configured: str | None, required: bool) -> Path | None:
+    """The initial program; None when there is none and none is ``required``."""
     if configured:
         path = root / configured
         if not path.is_file():
@@ -69,10 +80,44 @@ def _find_initial(root: Path, configured: str | None) -> Path:
         matches = sorted(p for p in root.glob(f"{stem}.*") if p.is_file() and p.suffix != ".pyc")
         if matches:
             return matches[0]
+    if not required:
+        return None
     raise TaskError(
         f"no initial program in {root}: expected a file named "
         + " / ".join(f"{s}.<ext>" for s in INITIAL_STEMS)
-        + " (or set task.initial_program in config.yaml)"
+        + " (or set task.initial_program in config.yaml). Without one, add a problem statement "
+        "(problem.md) and set task.language: the LLM then writes the first program"
+    )
+
+
+def _read_initial(initial: Path) -> str:
+    try:
+        source = initial.read_text()
+    except UnicodeDecodeError:
+        raise TaskError(f"{initial} is not a UTF-8 text file") from None
+    if not source.strip():
+        raise TaskError(f"{initial} is empty")
+    try:
+        parse_regions(source)
+    except BlockError as exc:
+        raise TaskError(f"{initial}: {exc}") from None
+    return source
+
+
+def _language(root: Path, config: RunConfig, initial: Path | None) -> Language:
+    settings = config.task
+    if settings.language:
+        try:
+            return language_by_name(settings.language)
+        except KeyError:
+            raise TaskError(f"task.language '{settings.language}' is not a known language") from None
+    if initial is not None:
+        return language_for_path(initial)
+    if config.judge is not None:
+        return language_by_name(config.judge.language)
+    raise TaskError(
+        f"{root} has a problem statement but no initial program, so the LLM will write the first "
+        "one; say in which language: set task.language (e.g. python, cpp, rust) in config.yaml"
     )
 
 
@@ -107,27 +152,45 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
     if not root.is_dir():
         raise TaskError(f"task folder {task_dir} does not exist or is not a directory")
     settings = config.task
-    initial = _find_initial(root, settings.initial_program)
-    try:
-        source = initial.read_text()
-    except UnicodeDecodeError:
-        raise TaskError(f"{initial} is not a UTF-8 text file") from None
-    if not source.strip():
-        raise TaskError(f"{initial} is empty")
-    try:
-        parse_regions(source)
-    except BlockError as exc:
-        raise TaskError(f"{initial}: {exc}") from None
+    problem = _find_problem(root, settings.problem_statement)
+    has_statement = problem is not None and bool(problem.strip())
+    initial = _find_initial(root, settings.initial_program, required=not has_statement)
+    source = _read_initial(initial) if initial is not None else None
+    language = _language(root, config, initial)
 
-    if settings.language:
-        try:
-            language = language_by_name(settings.language)
-        except KeyError:
-            raise TaskError(f"task.language '{settings.language}' is not a known language") from None
+    if config.judge is not None:
+        evaluator, contract = _judged_task(root, config), "judge"
     else:
-        language = language_for_path(initial)
+        evaluator, contract = _evaluator_and_contract(root, config)
 
-    evaluator = _find_evaluator(root, settings.evaluator)
+    return Task(
+        root=root,
+        name=settings.name or root.name,
+        initial_path=initial,
+        initial_source=source,
+        language=language,
+        evaluator_path=evaluator,
+        contract=contract,
+        problem_statement=problem,
+        description=settings.description,
+        direction=settings.direction,
+    )
+
+
+def _judged_task(root: Path, config: RunConfig) -> Path:
+    """Check the judge section against the folder; its scorer stands in for the evaluator."""
+    from cambrian.evaluate.judge.task_spec import JudgeConfigError, resolve_judge_task
+
+    assert config.judge is not None
+    try:
+        resolve_judge_task(root, config.judge, config.task.direction)
+    except JudgeConfigError as exc:
+        raise TaskError(str(exc)) from None
+    return root / config.judge.scorer
+
+
+def _evaluator_and_contract(root: Path, config: RunConfig) -> tuple[Path, str]:
+    evaluator = _find_evaluator(root, config.task.evaluator)
     try:
         ast.parse(evaluator.read_text(), filename=str(evaluator))
     except SyntaxError as exc:
@@ -139,19 +202,7 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
             raise TaskError(f"{evaluator}: {exc}") from None
     else:
         contract = config.evaluation.contract
-
-    return Task(
-        root=root,
-        name=settings.name or root.name,
-        initial_path=initial,
-        initial_source=source,
-        language=language,
-        evaluator_path=evaluator,
-        contract=contract,
-        problem_statement=_find_problem(root, settings.problem_statement),
-        description=settings.description,
-        direction=settings.direction,
-    )
+    return evaluator, contract
 
 
 __all__ = ["Task", "TaskError", "ConfigError", "load_task", "task_config_layer"]

@@ -1,5 +1,10 @@
 """``cambrian init``: write a small task folder that runs as it is and shows both halves of the
-contract (an initial program with an EVOLVE-BLOCK, an ``evaluate(program_path)`` evaluator)."""
+contract (an initial program with an EVOLVE-BLOCK, an ``evaluate(program_path)`` evaluator).
+
+The initial program is optional when ``problem.md`` says what the program must provide: delete
+``initial.py``, set ``task.language``, and the LLM writes the first program (checked by the
+evaluator) before evolution starts. The config written here lists, commented out, the settings
+that go with that and with the mutation schedule and the problem brief."""
 
 from __future__ import annotations
 
@@ -69,10 +74,16 @@ point it found. The score is f at the returned point (lower is better).
 
 CONFIG = """task:
   direction: minimize
+  # language: python      # needed only without initial.py: the LLM then writes the first program
 evolution:
   generations: 10
 evaluation:
   timeout_s: 30
+# mutation:
+#   schedule: linear      # tuning / local_fix / refinement / strategy / refactor / crossover,
+#                         # exploring early and exploiting late; off: evolution.patch_type_probs
+# comprehension:
+#   enabled: true         # before the first proposal the LLM writes a brief of problem.md
 """
 
 FILES = {

@@ -1,4 +1,9 @@
-"""Trace science: the unified EvoTrace model, export/import, and the analyses of seed 001."""
+"""Trace science: the unified EvoTrace model, export/import, and the analyses of seed 001.
+
+Heavier analyses live in their own modules and are imported where used: the edit taxonomy
+(:mod:`~cambrian.trace.taxonomy_judge`, :mod:`~cambrian.trace.taxonomy_stats`), the tuning gap
+(:func:`cambrian.trace.tuning.tune_program`) and replay stability (:mod:`~cambrian.trace.replay`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from cambrian.trace.cycling import (
     lineage_deletions,
     reintroduction_share,
 )
+from cambrian.trace.deletion import deleted_lines_in_lineage, deletion_history_text
 from cambrian.trace.export import export_trace
 from cambrian.trace.importers.evotrace import read_exported_trace as import_trace
 from cambrian.trace.importers.to_store import import_to_store
@@ -22,6 +28,8 @@ __all__ = [
     "Trace",
     "analyse_cycling",
     "analyse_static",
+    "deleted_lines_in_lineage",
+    "deletion_history_text",
     "export_trace",
     "import_to_store",
     "import_trace",

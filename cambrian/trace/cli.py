@@ -1,4 +1,6 @@
-"""Command-line hook: ``cambrian trace export|import|stats`` and ``cambrian report``.
+"""Command-line hook: ``cambrian trace export|import|stats`` (here),
+``cambrian trace label|agreement|tune|replay`` (:mod:`cambrian.trace.cli_analyses`) and
+``cambrian report``.
 
 ``register(app)`` adds the commands to the main typer app, keeping this package's imports out
 of the main CLI until a trace command actually runs.
@@ -135,5 +137,8 @@ def register(app: typer.Typer) -> None:
     trace_app.command("export")(export_command)
     trace_app.command("import")(import_command)
     trace_app.command("stats")(stats_command)
+    from cambrian.trace.cli_analyses import register_analyses
+
+    register_analyses(trace_app)
     app.add_typer(trace_app, name="trace")
     app.command("report")(report_command)

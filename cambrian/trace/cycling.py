@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import bisect
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, astuple, dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from cambrian.trace.ancestry import Ancestry
@@ -31,7 +32,7 @@ from cambrian.trace.lines import (
     normalise,
     skeleton,
 )
-from cambrian.trace.model import Trace
+from cambrian.trace.model import CandidateRecord, Trace
 
 
 class LineageSource(Protocol):
@@ -91,7 +92,7 @@ class RecycleCounts:
         return self.reintroduced / self.added if self.added else None
 
     def __add__(self, other: RecycleCounts) -> RecycleCounts:
-        return RecycleCounts(*(a + b for a, b in zip(astuple(self), astuple(other))))
+        return RecycleCounts(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def least_squares_slope(xs: list[float], ys: list[float]) -> float | None:
     var_x = sum((x - mean_x) ** 2 for x in xs)
     if var_x == 0:
         return None
-    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / var_x
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / var_x
 
 
 @dataclass
@@ -168,7 +169,7 @@ class _DeletionIndex:
         self.skeleton: dict[str, _Occurrences] = {}
 
     def record(self, position: int, child: str, iteration: int, keys: tuple[str, str, str]) -> None:
-        for table, key in zip((self.exact, self.loose, self.skeleton), keys):
+        for table, key in zip((self.exact, self.loose, self.skeleton), keys, strict=True):
             table.setdefault(key, _Occurrences()).add(position, child, iteration)
 
 
@@ -195,10 +196,11 @@ def _latest_before(occ: _Occurrences | None, position: int) -> int | None:
 
 def analyse_cycling(trace: Trace) -> CyclingReport:
     language = language_named(trace.run.language)
-    edits = [(c, trace.candidate(trace.parent_of(c.id)))  # type: ignore[arg-type]
-             for c in trace.evaluated()
-             if trace.parent_of(c.id) is not None and trace.source_of(trace.parent_of(c.id))
-             is not None]
+    edits: list[tuple[CandidateRecord, CandidateRecord]] = []
+    for candidate in trace.evaluated():
+        parent_id = trace.parent_of(candidate.id)
+        if parent_id is not None and trace.source_of(parent_id) is not None:
+            edits.append((candidate, trace.candidate(parent_id)))
     diffs = [line_diff(parent.source or "", child.source or "") for child, parent in edits]
     keys: dict[str, tuple[str, str, str]] = {}
 
@@ -208,43 +210,61 @@ def analyse_cycling(trace: Trace) -> CyclingReport:
         return keys[line]
 
     index = _DeletionIndex()
-    for position, ((child, _), diff) in enumerate(zip(edits, diffs)):
+    for position, ((child, _), diff) in enumerate(zip(edits, diffs, strict=True)):
         for line in diff.deleted:
             index.record(position, child.id, child.iteration, keys_of(line))
 
     ancestry = Ancestry(trace)
     results: list[EditCycling] = []
-    for position, ((child, parent), diff) in enumerate(zip(edits, diffs)):
-        lineage = [0, 0, 0, 0, 0]
-        run = [0, 0, 0, 0, 0]
-        lineage_spans: list[int] = []
-        run_spans: list[int] = []
+    for position, ((child, parent), diff) in enumerate(zip(edits, diffs, strict=True)):
+        scopes = (
+            _Tally(partial(_nearest_ancestor, position=position, child=child.id,
+                           ancestry=ancestry)),
+            _Tally(partial(_latest_before, position=position)),
+        )
         for line in diff.added:
-            exact, loose, skel = keys_of(line)
             comment = is_comment_only(line, language)
-            for tally, spans, find in (
-                (lineage, lineage_spans,
-                 lambda occ: _nearest_ancestor(occ, position, child.id, ancestry)),
-                (run, run_spans, lambda occ: _latest_before(occ, position)),
-            ):
-                tally[0] += 1
-                occ = index.exact.get(exact)
-                hit = find(occ)
-                if hit is not None:
-                    tally[1] += 1
-                    tally[4 if comment else 2] += 1
-                    spans.append(child.iteration - occ.iterations[hit])  # type: ignore[union-attr]
-                elif find(index.loose.get(loose)) is not None:
-                    tally[4] += 1
-                elif find(index.skeleton.get(skel)) is not None:
-                    tally[3] += 1
+            for tally in scopes:
+                tally.classify(index, keys_of(line), comment, child.iteration)
+        lineage, run = scopes
         results.append(EditCycling(
             child_id=child.id, parent_id=parent.id, iteration=child.iteration,
-            deleted=len(diff.deleted), lineage=RecycleCounts(*lineage), run=RecycleCounts(*run),
-            lineage_spans=tuple(lineage_spans), run_spans=tuple(run_spans),
+            deleted=len(diff.deleted), lineage=lineage.counts(), run=run.counts(),
+            lineage_spans=tuple(lineage.spans), run_spans=tuple(run.spans),
         ))
     return CyclingReport(edits=results, lineage=_summarise(results, "lineage"),
                          run=_summarise(results, "run"))
+
+
+class _Tally:
+    """Counts for one edit in one scope; ``find`` picks the matching earlier deletion."""
+
+    def __init__(self, find: Callable[[_Occurrences | None], int | None]) -> None:
+        self.find = find
+        self.added = self.reintroduced = self.literal = self.tuning = self.trivial = 0
+        self.spans: list[int] = []
+
+    def classify(self, index: _DeletionIndex, keys: tuple[str, str, str], comment: bool,
+                 iteration: int) -> None:
+        exact, loose, skel = keys
+        self.added += 1
+        occ = index.exact.get(exact)
+        hit = self.find(occ)
+        if occ is not None and hit is not None:
+            self.reintroduced += 1
+            if comment:
+                self.trivial += 1
+            else:
+                self.literal += 1
+            self.spans.append(iteration - occ.iterations[hit])
+        elif self.find(index.loose.get(loose)) is not None:
+            self.trivial += 1
+        elif self.find(index.skeleton.get(skel)) is not None:
+            self.tuning += 1
+
+    def counts(self) -> RecycleCounts:
+        return RecycleCounts(self.added, self.reintroduced, self.literal, self.tuning,
+                             self.trivial)
 
 
 def _summarise(edits: list[EditCycling], scope: str) -> ScopeSummary:

@@ -23,14 +23,17 @@ class _BlobWriter:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.digests: set[str] = set()
+        self._folders: set[Path] = set()
 
     def put(self, text: str) -> str:
         digest = sha256_text(text)
         if digest not in self.digests:
             self.digests.add(digest)
             path = blob_path(self.root, digest)
-            if not path.exists():
+            if path.parent not in self._folders:
                 path.parent.mkdir(parents=True, exist_ok=True)
+                self._folders.add(path.parent)
+            if not path.exists():
                 tmp = path.with_name(path.name + ".tmp")
                 tmp.write_bytes(text.encode("utf-8"))
                 os.replace(tmp, path)

@@ -91,6 +91,8 @@ def _comment_start(line: str, language: Language) -> int:
     """Index where a comment starts on this line (outside string literals), or -1."""
     markers = [m for m in (language.line_comment,
                            language.block_comment[0] if language.block_comment else None) if m]
+    if not any(marker in line for marker in markers):
+        return -1
     quote: str | None = None
     index = 0
     while index < len(line):
@@ -139,17 +141,20 @@ def skeleton(line: str, language: Language) -> str:
     return NUMBER.sub(NUMBER_PLACEHOLDER, loose_key(line, language))
 
 
+@lru_cache(maxsize=65536)
+def _line_facts(line: str, language: Language) -> tuple[bool, int]:
+    """(is a line of code, numeric literals in its code part) — programs of one run share most
+    of their lines, so this is cached per distinct line."""
+    if not line.strip() or is_comment_only(line, language):
+        return False, 0
+    return True, len(NUMBER.findall(code_part(line, language)))
+
+
 def numeric_literal_count(source: str, language: Language) -> int:
     """Numeric literals in code (comment text excluded)."""
-    total = 0
-    for line in source.splitlines():
-        if is_comment_only(line, language):
-            continue
-        total += len(NUMBER.findall(code_part(line, language)))
-    return total
+    return sum(_line_facts(line, language)[1] for line in source.splitlines())
 
 
 def lines_of_code(source: str, language: Language) -> int:
     """Non-blank lines that are not comment-only."""
-    return sum(1 for line in source.splitlines()
-               if line.strip() and not is_comment_only(line, language))
+    return sum(_line_facts(line, language)[0] for line in source.splitlines())

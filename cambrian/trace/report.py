@@ -1,7 +1,8 @@
 """One self-contained HTML page per run: figures inlined as base64 PNGs, no external resources.
 
-Sections whose data another tool produces (the edit taxonomy in ``RUN_DIR/trace/taxonomy.json``,
-the tuning ceiling in ``RUN_DIR/trace/tuning.json``) show a placeholder until that file exists.
+Sections whose data another command produces (the edit taxonomy of ``cambrian trace label`` in
+``RUN_DIR/trace/taxonomy.json``, the tuning ceiling of ``cambrian trace tune`` in
+``RUN_DIR/trace/tuning.json``) show a placeholder until that file exists.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from typing import Any
 
 from cambrian.trace import report_figures as figures
 from cambrian.trace.cycling import CyclingReport, ScopeSummary, analyse_cycling
+from cambrian.trace.extras import EXTRAS_DIR, TAXONOMY_FILE, TUNING_FILE
+from cambrian.trace.extras import extras_dir as default_extras_dir
 from cambrian.trace.model import Trace, load_trace
 from cambrian.trace.static import StaticReport, analyse_static
-
-EXTRAS_DIR = "trace"
-TAXONOMY_FILE = "taxonomy.json"
-TUNING_FILE = "tuning.json"
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
@@ -86,7 +85,8 @@ def label_prevalence(taxonomy: dict[str, Any]) -> list[tuple[str, float]]:
             counts[str(label)] = counts.get(str(label), 0) + 1
     if not labelled:
         return []
-    return sorted(((k, n / len(labelled)) for k, n in counts.items()), key=lambda kv: (-kv[1], kv[0]))
+    shares = ((label, n / len(labelled)) for label, n in counts.items())
+    return sorted(shares, key=lambda kv: (-kv[1], kv[0]))
 
 
 def _summary(trace: Trace, static: StaticReport, cycling: CyclingReport) -> str:
@@ -133,7 +133,7 @@ def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
     static = analyse_static(trace)
     cycling = analyse_cycling(trace)
     if extras_dir is None and trace.origin is not None:
-        extras_dir = trace.origin / EXTRAS_DIR
+        extras_dir = default_extras_dir(trace.origin)
     sections = [
         _section("summary", "Summary", _summary(trace, static, cycling)),
         _section("best-score", "Best score over evaluations",
@@ -157,19 +157,41 @@ def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
             "</p>\n" + "\n".join(sections) + "\n</body></html>\n")
 
 
+def _grid(head: list[str], rows: list[list[str]]) -> str:
+    header = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f"<table><tr>{header}</tr>{body}</table>"
+
+
 def _taxonomy_section(extras_dir: Path | None) -> str:
-    title = "Edit-type prevalence"
+    title = "Edit types: prevalence and helpfulness"
     path = extras_dir / TAXONOMY_FILE if extras_dir else None
     data, problem = _read_json(path) if path else (None, None)
     prevalence = label_prevalence(data) if isinstance(data, dict) else []
     if not prevalence:
         return _section("label-prevalence", title, _placeholder(
             problem or f"No edit-taxonomy labels yet ({EXTRAS_DIR}/{TAXONOMY_FILE} in the run "
-            "directory); this section fills in once edits have been labelled."))
-    table = _table([(label, _pct(share)) for label, share in prevalence])
+            "directory); run `cambrian trace label` to fill this section in."))
+    assert isinstance(data, dict)
+    odds = {row.get("label"): row for row in data.get("helpfulness") or []
+            if isinstance(row, dict)}
+    rows = []
+    for label, share in prevalence:
+        row = odds.get(label, {})
+        interval = (f"{_fmt(row.get('ci_low'), 3)} – {_fmt(row.get('ci_high'), 3)}"
+                    if row else "—")
+        rows.append([label, _pct(share), _fmt(row.get("odds_ratio"), 3), interval])
+    labelled = sum(1 for v in (data.get("labels") or {}).values() if v)
+    note = (f'<p class="muted">{labelled} labelled edits'
+            + (f" of {data['edits']}" if isinstance(data.get("edits"), int) else "")
+            + (f", judge {html.escape(str(data['judge']))}" if data.get("judge") else "")
+            + ". Odds ratio: odds that an edit with the label improves on its parent over the "
+            "odds for edits without it (Haldane-corrected; seed 001 §5.1).</p>")
+    table = _grid(["label", "prevalence", "odds ratio (improves)", "95% interval"], rows)
     return _section("label-prevalence", title,
                     _img(figures.label_prevalence_figure(prevalence), "edit-type prevalence")
-                    + table)
+                    + table + note)
 
 
 def _tuning_section(extras_dir: Path | None) -> str:
@@ -179,8 +201,18 @@ def _tuning_section(extras_dir: Path | None) -> str:
     if not isinstance(data, dict):
         return _section("tuning-ceiling", title, _placeholder(
             problem or f"No tuning-ceiling result yet ({EXTRAS_DIR}/{TUNING_FILE} in the run "
-            "directory); this section fills in once a program's constants have been tuned."))
-    rows = [(key, _fmt(data.get(key))) for key in ("program_score", "tuned_score", "run_best")]
+            "directory); run `cambrian trace tune` to fill this section in."))
+    rows = [(label, _fmt(data.get(key))) for key, label in (
+        ("program_score", "program score"), ("tuned_score", "tuning ceiling (best of the search)"),
+        ("run_best", "run's best score"))]
+    for key, label in (("candidate_id", "tuned candidate"), ("knob_source", "knobs found by"),
+                       ("defaults_match", "rewritten program reproduces the score"),
+                       ("budget", "search evaluations"), ("stopped", "stopped early")):
+        if data.get(key) not in (None, ""):
+            rows.append((label, str(data[key])))
+    values = data.get("best_values")
+    if isinstance(values, dict) and values:
+        rows.append(("best knob values", ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items())))
     return _section("tuning-ceiling", title,
                     _img(figures.tuning_figure(data), "tuning ceiling") + _table(rows))
 

@@ -88,7 +88,8 @@ def lineage_tree_figure(trace: Trace, static: StaticReport) -> bytes:
     position = _tree_layout(trace, nodes)
     figure, axes = _new(height=max(HEIGHT, min(12.0, 2.0 + 0.04 * len(position))))
     best_lineage = set(static.best_lineage)
-    segments, best_segments = [], []
+    segments: list[list[tuple[float, float]]] = []
+    best_segments: list[list[tuple[float, float]]] = []
     for node, (x, y) in position.items():
         parent = trace.parent_of(node)
         if parent in position:
@@ -97,12 +98,16 @@ def lineage_tree_figure(trace: Trace, static: StaticReport) -> bytes:
              else segments).append(segment)
     axes.add_collection(LineCollection(segments, colors="#9aa5b1", linewidths=0.6, zorder=1))
     axes.add_collection(LineCollection(best_segments, colors=BEST_COLOUR, linewidths=2.4, zorder=2))
-    scored = [(n, trace.candidate(n).score) for n in position
-              if trace.candidate(n).status == "correct" and trace.candidate(n).score is not None]
+    scored: list[tuple[str, float]] = []
+    for node in position:
+        candidate = trace.candidate(node)
+        if candidate.status == "correct" and candidate.score is not None:
+            scored.append((node, candidate.score))
     others = [n for n in position if n not in dict(scored)]
     if scored:
         values = [s for _, s in scored]
-        norm = Normalize(min(values), max(values) if max(values) > min(values) else min(values) + 1)
+        low, high = min(values), max(values)
+        norm = Normalize(low, high if high > low else low + 1)
         points = axes.scatter([position[n][0] for n, _ in scored],
                               [position[n][1] for n, _ in scored],
                               c=values, cmap="viridis", norm=norm, s=36, zorder=3,
@@ -183,16 +188,33 @@ def label_prevalence_figure(prevalence: list[tuple[str, float]]) -> bytes:
 
 def tuning_figure(tuning: dict[str, Any]) -> bytes:
     figure, axes = _new()
-    curve = [float(v) for v in tuning.get("curve") or [] if isinstance(v, (int, float))]
-    if curve:
-        axes.plot(range(1, len(curve) + 1), curve, marker=".", color=CORRECT_COLOUR,
+    raw = tuning.get("curve") or []
+    points = [(i, float(v)) for i, v in enumerate(raw)
+              if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    failed = [i for i, v in enumerate(raw) if v is None]
+    if points:
+        axes.plot(*zip(*points), marker=".", linestyle="none", color=CORRECT_COLOUR,
                   label="tuning evaluations")
+        maximize = tuning.get("direction") != "minimize"
+        running: list[tuple[int, float]] = []
+        for index, value in points:
+            if not running or (value > running[-1][1] if maximize else value < running[-1][1]):
+                running.append((index, value))
+            else:
+                running.append((index, running[-1][1]))
+        axes.step(*zip(*running), where="post", color=CORRECT_COLOUR, linewidth=1.5, alpha=0.7,
+                  label="best so far")
+    if failed:
+        low = min((v for _, v in points), default=0.0)
+        axes.scatter(failed, [low] * len(failed), marker="x", color=FAILED_COLOUR,
+                     label="failed evaluation")
     for key, colour, style in (("program_score", "#7f8c8d", "--"),
-                               ("tuned_score", CORRECT_COLOUR, "-"), ("run_best", BEST_COLOUR, ":")):
+                               ("tuned_score", CORRECT_COLOUR, "-"),
+                               ("run_best", BEST_COLOUR, ":")):
         value = tuning.get(key)
         if isinstance(value, (int, float)):
             axes.axhline(float(value), color=colour, linestyle=style, label=f"{key} = {value:.6g}")
-    axes.set_xlabel("tuning evaluation")
+    axes.set_xlabel("tuning evaluation (0: the program's own values)")
     axes.set_ylabel("score")
     axes.grid(alpha=0.3)
     axes.legend(loc="best", fontsize=8)

@@ -83,7 +83,8 @@ def analyse_static(trace: Trace) -> StaticReport:
         best_id=best.id,
         best_score=best.score,
         best_iteration=best.iteration,
-        normalised_best_iteration=(best.iteration - first) / (last - first) if last > first else 0.0,
+        normalised_best_iteration=(best.iteration - first) / (last - first)
+        if last > first else 0.0,
         lineage_depth=len(ancestors),
         best_lineage=[*reversed(ancestors), best.id],
         evaluated_children=len(children),

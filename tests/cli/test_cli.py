@@ -31,6 +31,8 @@ def evaluated_rows(store_path: Path) -> dict[int, tuple]:
         rows = connection.execute(
             "SELECT id, generation, score, source_hash, status FROM candidates "
             "WHERE status IN ('correct','incorrect')").fetchall()
+    except sqlite3.OperationalError:  # polled while the run was still creating its tables
+        return {}
     finally:
         connection.close()
     return {r[0]: r[1:] for r in rows}

@@ -29,12 +29,14 @@ def test_seed_ranges_are_inclusive_and_may_be_lists():
 @pytest.mark.parametrize(
     ("section", "message"),
     [
-        ({"language": "cpp", "public_seeds": [0, 4], "timelimit": 2}, "unknown config key 'judge.timelimit'"),
+        ({"language": "cpp", "public_seeds": [0, 4], "timelimit": 2},
+         "unknown config key 'judge.timelimit'"),
         ({"language": "java", "public_seeds": [0, 4]}, "judge.language"),
         ({"language": "cpp", "public_seeds": [5, 1]}, "first <= last"),
         ({"language": "cpp"}, "exactly one of public_seeds"),
         ({"language": "cpp", "public_seeds": [0, 9], "private_seeds": [5, 20]}, "overlap"),
-        ({"language": "cpp", "public_seeds": [0, 9], "tiers": {"quick_threshold": 1.5}}, "quick_threshold"),
+        ({"language": "cpp", "public_seeds": [0, 9], "tiers": {"quick_threshold": 1.5}},
+         "quick_threshold"),
         ({"language": "cpp", "public_seeds": [0, 9], "remote": {"url": "ftp://x"}}, "http"),
     ],
 )
@@ -42,6 +44,13 @@ def test_invalid_sections_are_rejected_with_a_clear_message(section, message):
     with pytest.raises(JudgeConfigError) as caught:
         parse_judge_config(section)
     assert message in str(caught.value)
+
+
+def test_dumped_config_parses_back_to_itself():
+    config = parse_judge_config({"language": "rust", "public_seeds": [0, 4],
+                                 "private_seeds": [[10, 11], [20, 20]],
+                                 "tiers": {"quick_cases": 2}, "remote": {"url": "http://x/"}})
+    assert parse_judge_config(config.model_dump(mode="json")) == config
 
 
 def test_minimize_task_without_failed_case_score_is_refused(reach_task: Path):

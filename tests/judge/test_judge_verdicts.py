@@ -129,7 +129,7 @@ async def test_compile_error_reports_the_compiler_message_and_line(
     assert "expected ';'" in result.error
     assert "main.cpp:4:" in result.error or "main.cpp:5:" in result.error
     assert set(result.extra["compile"]["error_lines"]) & {4, 5}
-    assert result.text_feedback == result.error
+    assert "did not compile" in result.text_feedback
     assert str(tmp_path) not in result.error  # build-folder paths are stripped
 
 

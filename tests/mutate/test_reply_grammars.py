@@ -12,7 +12,7 @@ import pytest
 from cambrian.mutate.definitions import supports_functions
 from cambrian.mutate.format_examples import format_example
 from cambrian.mutate.grammars import format_instructions, grammar_for, line_avoiding
-from cambrian.mutate.patches import PatchError, apply_reply
+from cambrian.mutate.patches import apply_reply
 from cambrian.task.languages import LANGUAGES, PYTHON, Language
 
 try:
@@ -157,3 +157,47 @@ def test_diff_grammar_structure(vocab_model: object) -> None:
     assert not _accepts(vocab_model, grammar, one.replace("    x = 2\n", "=======\n    x = 2\n"))
     assert not _accepts(vocab_model, grammar, one + "Done.")  # nothing after the last edit
     assert not _accepts(vocab_model, grammar, "```python\n" + one + "```\n")  # no fences in diff replies
+
+
+def test_meta_scratchpad_and_novelty_judge_grammars(vocab_model: object) -> None:
+    from cambrian.meta.scratchpad import parse_scratchpad, scratchpad_grammar
+    from cambrian.search.novelty import JUDGE_GRAMMAR
+
+    grammar = scratchpad_grammar(3)
+    reply = ("WORKED:\n- a 5x5 grid\nDID NOT WORK:\n- doubling every radius\n"
+             "RECOMMENDATIONS:\n1. shrink radii only where circles touch\n2. try a hexagonal layout\n")
+    assert _accepts(vocab_model, grammar, reply)
+    assert not _accepts(vocab_model, grammar, reply.replace("WORKED:\n", ""))
+    assert not _accepts(vocab_model, grammar, reply + "4. one\n5. two\n")  # at most 3
+    assert parse_scratchpad(reply, 3)[1] == ["shrink radii only where circles touch",
+                                             "try a hexagonal layout"]
+    assert _accepts(vocab_model, JUDGE_GRAMMAR, "NOT_NOVEL")
+    assert not _accepts(vocab_model, JUDGE_GRAMMAR, "maybe")
+
+
+def test_python_function_grammar_starts_with_a_definition(vocab_model: object) -> None:
+    grammar = grammar_for("function", PYTHON)
+    whole = "Cap the radii.\n```python\ndef f(x):\n    return min(x, 0.08)\n```\n"
+    assert _accepts(vocab_model, grammar, whole)
+    assert _accepts(vocab_model, grammar, "```python\nimport math\n\ndef f(x):\n    return x\n```")
+    # The failure seen with the 1.5B model: the changed statements without their function.
+    assert not _accepts(vocab_model, grammar, "Cap the radii.\n```python\nradii = np.minimum(radii, 0.08)\n```\n")
+
+
+def test_problem_brief_grammar(vocab_model: object) -> None:
+    from cambrian.meta.comprehension import brief_grammar, parse_brief
+
+    grammar = brief_grammar()
+    assert _native_parse_ok(grammar)
+    reply = ("SUMMARY:\n- pack 26 circles in the unit square\n"
+             "INPUT AND OUTPUT:\n- run() returns the centers and radii\n"
+             "SCORING:\n- the sum of the radii\n"
+             "CONSTRAINTS:\n- circles inside the square\n- no two circles overlap\n"
+             "APPROACHES:\n1. hexagonal grid, then local search\n2. simulated annealing\n")
+    assert _accepts(vocab_model, grammar, reply)
+    assert not _accepts(vocab_model, grammar, reply.replace("SCORING:\n- the sum of the radii\n", ""))
+    assert not _accepts(vocab_model, grammar, reply.replace("APPROACHES:", "IDEAS:"))
+    assert not _accepts(vocab_model, grammar, reply + "Good luck.\n")  # nothing after the sections
+    brief, error = parse_brief(reply)
+    assert brief is not None and error == ""
+    assert brief.sections["CONSTRAINTS"] == ["circles inside the square", "no two circles overlap"]

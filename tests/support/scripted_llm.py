@@ -187,9 +187,17 @@ def counter_reply(value: int, step: int, wants_diff: bool) -> str:
     return f"Increase the value\n```python\nVALUE = {value + step}\n```\n"
 
 
+SCRIPTED_META_REPLY = ("WORKED:\n- raising VALUE\nDID NOT WORK:\n- exceeding the limit\n"
+                       "RECOMMENDATIONS:\n1. raise VALUE in bigger steps\n"
+                       "2. keep VALUE below the limit\n")
+
+
 def incrementing(messages: list[dict[str, str]], index: int) -> str:
     """Reply with the parent's VALUE raised by (call index + 1), so that replies differ from
-    call to call, in whatever format the prompt asked for."""
+    call to call, in whatever format the prompt asked for. Meta-scratchpad requests get a
+    fixed, well-formed set of notes."""
+    if "Update the notes" in messages[-1]["content"]:
+        return SCRIPTED_META_REPLY
     first_user = next(m["content"] for m in messages if m["role"] == "user")
     wants_diff = "SEARCH" in first_user.split("## Your task")[-1]
     return counter_reply(current_value(messages), index + 1, wants_diff)

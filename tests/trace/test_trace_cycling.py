@@ -95,7 +95,8 @@ def test_store_adapter_gives_the_same_deletions(run_dir: Path):
     try:
         lineage = StoreLineage(store)
         for candidate_id in ("1", "4", "5", "6"):
-            assert lineage_deletions(lineage, candidate_id) == lineage_deletions(trace, candidate_id)
+            expected = lineage_deletions(trace, candidate_id)
+            assert lineage_deletions(lineage, candidate_id) == expected
     finally:
         store.close()
 

@@ -35,10 +35,12 @@ def _shinka_program(uid: str, code: str, generation: int, parent: str | None, sc
                     correct: bool, **extra: object) -> dict[str, object]:
     llm_result = None if parent is None else {
         "msg": f"Improve {parent}", "system_msg": "You are an expert.", "model_name": "gpt-test",
-        "content": f"<NAME>gen{generation}</NAME>\n```python\n{code}```", "kwargs": {"temperature": 0.5},
+        "content": f"<NAME>gen{generation}</NAME>\n```python\n{code}```",
+        "kwargs": {"temperature": 0.5},
         "input_tokens": 1000 + generation, "output_tokens": 200, "cost": 0.01,
     }
-    metadata = {"patch_type": "init" if parent is None else "diff", "patch_name": f"gen{generation}",
+    metadata = {"patch_type": "init" if parent is None else "diff",
+                "patch_name": f"gen{generation}",
                 "model_name": None if parent is None else "gpt-test", "compute_time": 1.5,
                 "stdout_log": f"stdout {generation}", "stderr_log": "", "llm_result": llm_result,
                 "api_costs": 0.01}

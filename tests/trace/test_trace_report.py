@@ -26,7 +26,7 @@ TUNING = {"program_score": 2.0, "tuned_score": 3.5, "run_best": 4.0,
 
 
 def _section(page: str, section_id: str) -> str:
-    match = re.search(rf'<section id="{section_id}">(.*?)</section>', page, re.S)
+    match = re.search(rf'<section id="{section_id}">(.*?)</section>', page, re.DOTALL)
     assert match, f"section {section_id} missing"
     return match.group(1)
 
@@ -99,3 +99,29 @@ def test_label_prevalence_counts_each_labelled_edit_once():
                                           ("bug_fix", pytest.approx(1 / 3)),
                                           ("local_refinement", pytest.approx(1 / 3))]
     assert label_prevalence({"labels": {}}) == []
+
+
+def test_report_shows_helpfulness_and_the_tuning_details(run_dir: Path):
+    from cambrian.trace.edits import collect_edits
+    from cambrian.trace.extras import write_json
+    from cambrian.trace.taxonomy_judge import Labelling, taxonomy_document
+
+    trace = load_trace(run_dir)
+    edits = collect_edits(trace)  # every edit of LINEAGE_RUN improves on its parent
+    labelling = Labelling(judge="openai:scripted", rubric="test", labels={
+        "2": ("pruning",), "3": ("local_refinement",), "4": ("composition",),
+        "5": ("local_refinement",), "6": ("pruning", "bug_fix")})
+    document = taxonomy_document(labelling, edits)
+    assert document["improved"] == {"2": True, "3": True, "4": True, "5": True, "6": True}
+    write_json(run_dir / "trace" / "taxonomy.json", document)
+    write_json(run_dir / "trace" / "tuning.json", {
+        **TUNING, "candidate_id": "6", "knob_source": "deterministic", "defaults_match": True,
+        "best_values": {"step_size": 0.125, "iterations": 30}, "curve": [2.0, None, 3.5]})
+    page = write_report(run_dir, run_dir / "report.html").read_text()
+    labels = _section(page, "label-prevalence")
+    # pruning: 2 of 5 labelled edits, table [[2, 0], [3, 0]] -> (2.5 * 0.5) / (0.5 * 3.5)
+    assert "<td>pruning</td><td>40.0%</td><td>0.714</td>" in labels
+    assert "5 labelled edits of 5, judge openai:scripted" in labels
+    tuning = _section(page, "tuning-ceiling")
+    assert "iterations = 30, step_size = 0.125" in tuning and "deterministic" in tuning
+    assert len(_images(page)) == 6

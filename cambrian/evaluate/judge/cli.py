@@ -23,8 +23,10 @@ def _fmt(value: float | None, signed: bool = False) -> str:
 def report_table(report: GeneralizationReport) -> Table:
     table = Table(title=f"{report.task_name}: public best-so-far chain re-scored on "
                         f"{report.private_cases} private cases ({report.direction})")
-    for column in ("candidate", "gen", "public", "Δ public", "private", "Δ private", "carried over"):
-        table.add_column(column, justify="right" if column != "carried over" else "left")
+    numbers = ("candidate", "gen", "public", "Δ public", "private", "Δ private")
+    for column in numbers:
+        table.add_column(column, justify="right")
+    table.add_column("carried over")
     for index, step in enumerate(report.steps):
         if index == 0:
             verdict = "(start)"

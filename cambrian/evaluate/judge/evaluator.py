@@ -166,12 +166,14 @@ class JudgedEvaluator:
 
     def compile_error_result(self, compiled: CompileResult) -> EvaluationResult:
         message = f"compile error ({compiled.command}):\n{compiled.error}"
+        # The compiler's message is in `error`; prompts show both fields, so no repeat here.
         return EvaluationResult(
             status="incorrect",
-            text_feedback=message,
+            text_feedback="The program did not compile; no test case was run.",
             error=message,
             duration_s=compiled.duration_s,
-            extra={"verdict": Verdict.CE.value, "cases": [], "compile": self._compile_info(compiled)},
+            extra={"verdict": Verdict.CE.value, "cases": [],
+                   "compile": self._compile_info(compiled)},
         )
 
     @staticmethod
@@ -195,7 +197,7 @@ class JudgedEvaluator:
     ) -> EvaluationResult:
         results = batch.results
         failed = [r for r in results if not r.accepted]
-        incorrect = self.config.require_all_accepted and (failed or batch.skipped)
+        incorrect = self.config.require_all_accepted and bool(failed or batch.skipped)
         combined: float | None = None
         if not incorrect and results:
             scores = [r.score if r.accepted and r.score is not None else self.failed_case_score

@@ -66,8 +66,10 @@ def _promoted(store: Store, candidate_id: int) -> bool:
 
 def best_so_far_chain(store: Store, maximize: bool) -> list[CandidateRow]:
     """Correct candidates that improved on the best public score, in evaluation order."""
+    # A candidate's rows (one per stage, then "main") are committed together: its first row
+    # dates the commit, as in Store.evaluated_in_commit_order.
     finished = store.execute(
-        "SELECT candidate_id FROM evaluations GROUP BY candidate_id ORDER BY MAX(id)"
+        "SELECT candidate_id FROM evaluations GROUP BY candidate_id ORDER BY MIN(id)"
     ).fetchall()
     chain: list[CandidateRow] = []
     best: float | None = None

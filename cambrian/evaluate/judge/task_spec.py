@@ -243,7 +243,9 @@ def resolve_judge_task(task_dir: Path, config: JudgeConfig, task_direction: str)
     root = Path(task_dir).resolve()
     scorer = root / config.scorer
     if not scorer.is_file():
-        raise JudgeConfigError(f"judge.scorer names '{config.scorer}', which is not a file in {root}")
+        raise JudgeConfigError(
+            f"judge.scorer names '{config.scorer}', which is not a file in {root}"
+        )
     uses_seeds = config.public_seeds is not None or config.private_seeds is not None
     generator = root / config.generator if uses_seeds else None
     if generator is not None and not generator.is_file():

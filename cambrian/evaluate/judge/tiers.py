@@ -164,6 +164,10 @@ class TieredEvaluator:
         self.remote = remote
         self.maximize = judge.task.maximize
 
+    async def prepare(self) -> None:
+        """Generate the public cases up front (fails fast on a broken generator)."""
+        await self.judge.prepare()
+
     def _reference(self, key: str) -> float | None:
         reference = self.best_reference() or {}
         value = reference.get(key)

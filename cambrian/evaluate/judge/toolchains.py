@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import json
@@ -250,7 +251,7 @@ class CompileCache:
         loaded = self._load(key, toolchain)
         if loaded is None:
             raise RuntimeError(f"compile cache entry {key} vanished right after it was written")
-        return CompileResult(**{**loaded.__dict__, "cache_hit": False, "duration_s": duration})
+        return dataclasses.replace(loaded, cache_hit=False, duration_s=duration)
 
     @staticmethod
     def _publish(build_dir: Path, entry: Path) -> None:

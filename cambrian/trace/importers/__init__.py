@@ -1,4 +1,5 @@
-"""Readers that turn a stored run, whatever produced it, into a :class:`~cambrian.trace.model.Trace`.
+"""Readers that turn a stored run, whatever produced it, into a
+:class:`~cambrian.trace.model.Trace`.
 
 Each reader is chosen by the files it leaves behind (``detect_format``), in the spirit of the
 backend markers EvoTrace's adapters use (seed 001 §3.2).
@@ -41,9 +42,9 @@ def detect_format(path: Path) -> str:
     if find_checkpoint(path) is not None:
         return OPENEVOLVE
     raise UnknownTraceFormat(
-        f"{path} holds no known trace: expected run.sqlite (Cambrian), meta.json + candidates.jsonl "
-        "(exported trace), programs.sqlite (ShinkaEvolve) or checkpoint_N/programs/*.json "
-        "(OpenEvolve)"
+        f"{path} holds no known trace: expected run.sqlite (Cambrian), meta.json + "
+        "candidates.jsonl (exported trace), programs.sqlite (ShinkaEvolve) or "
+        "checkpoint_N/programs/*.json (OpenEvolve)"
     )
 
 

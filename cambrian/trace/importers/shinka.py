@@ -74,7 +74,9 @@ def _program(row: dict[str, Any]) -> tuple[CandidateRecord, EvaluationRecord, Co
     metadata = clean(parse_json(row.get("metadata"), {}))
     if not isinstance(metadata, dict):
         metadata = {}
-    llm_result = metadata.get("llm_result") if isinstance(metadata.get("llm_result"), dict) else None
+    llm_result = metadata.get("llm_result")
+    if not isinstance(llm_result, dict):
+        llm_result = None
     parent_id = str(row["parent_id"]) if row.get("parent_id") else None
     correct = bool(row.get("correct"))
     score = finite_or_none(row.get("combined_score"))

@@ -110,13 +110,13 @@ def _write(store: Store, trace: Trace) -> None:
         notes = dict(candidate.notes)
         if renumbered:
             notes["trace_id"] = candidate.id
-        parent = trace.parent_of(candidate.id)
+        parent_id = trace.parent_of(candidate.id)
         store.execute(
             "INSERT INTO candidates(id, generation, island, parent_id, operator, status, source, "
             "source_hash, language, description, model, context_id, score, error, notes_json, "
             "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (candidate_ids[candidate.id], candidate.iteration, candidate.island,
-             candidate_ids[parent] if parent is not None else None, candidate.operator,
+             candidate_ids[parent_id] if parent_id is not None else None, candidate.operator,
              candidate.status if candidate.status in STATUSES else "incorrect", candidate.source,
              candidate.source_sha256, candidate.language, candidate.description, candidate.model,
              context_ids.get(candidate.context_id) if candidate.context_id else None,

@@ -1,0 +1,185 @@
+"""The evolution loop's own cost, with the LLM and the evaluator taken out.
+
+  .venv/bin/python benchmarks/overhead.py [--sizes 100,10000,100000] [--generations 30]
+
+1. Loop cost per generation with archives of 100, 10,000 and 100,000 stored programs: the real
+   engine and store, an in-process LLM that answers a SEARCH/REPLACE edit instantly and an
+   evaluator that scores instantly, so what remains is selection, prompt building, patching,
+   duplicate checks and the SQLite commits. Also printed: the time to rebuild the archive on
+   resume (replaying every stored evaluation through the selector).
+2. Evaluation-worker utilisation: the share of time the evaluation slots are busy, in a run where
+   proposals are slower than evaluations and in one where they are faster.
+
+Figures are wall-clock on whatever machine runs this; compare them as ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cambrian.api import start
+from cambrian.evaluate.result import EvaluationResult
+from cambrian.llm.base import LLMRequest, LLMResponse, Usage, estimate_tokens
+
+TASK_INITIAL = "# EVOLVE-BLOCK-START\nVALUE = 1\n# EVOLVE-BLOCK-END\n\n\ndef run():\n    return VALUE\n"
+TASK_EVALUATOR = "def evaluate(program_path):\n    return {'combined_score': 0.0}\n"
+
+
+class InstantLLM:
+    """Answers every mutation prompt at once with an edit that raises VALUE to a fresh number."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.delay_s = delay_s
+        self.counter = 10_000_000
+
+    @property
+    def model(self) -> str:
+        return "instant"
+
+    @property
+    def context_window(self) -> int | None:
+        return 32768
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        prompt = request.messages[-1].content
+        current = prompt.split("VALUE = ", 1)[1].split("\n", 1)[0] if "VALUE = " in prompt else "1"
+        self.counter += 1
+        text = (f"Raise VALUE\n<<<<<<< SEARCH\nVALUE = {current}\n=======\n"
+                f"VALUE = {self.counter}\n>>>>>>> REPLACE\n")
+        return LLMResponse(text=text, model="instant", usage=Usage(len(prompt) // 4, 20),
+                           finish_reason="stop", latency_s=self.delay_s)
+
+
+class InstantEvaluator:
+    """Scores VALUE; optionally sleeps to stand for a slow evaluation. Tracks busy time."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        self.delay_s = delay_s
+        self.busy_s = 0.0
+
+    async def evaluate(self, source: str, work_dir: Path) -> EvaluationResult:
+        began = time.perf_counter()
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        value = int(source.split("VALUE = ", 1)[1].split("\n", 1)[0])
+        self.busy_s += time.perf_counter() - began
+        return EvaluationResult(status="ok", combined_score=float(value % 9973),
+                                public={"value": value})
+
+
+def write_task(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "initial.py").write_text(TASK_INITIAL)
+    (root / "evaluate.py").write_text(TASK_EVALUATOR)
+    return root
+
+
+def prefill(store, size: int, islands: int) -> None:
+    """``size`` evaluated programs in a random tree, written straight into the store."""
+    rng = random.Random(size)
+    with store.transaction():
+        for cid in range(2, size + 1):
+            parent = rng.randint(1, cid - 1)
+            store.add_candidate(generation=cid - 1, island=rng.randrange(islands), parent_id=parent,
+                                operator="diff", status="correct", language="python",
+                                source=TASK_INITIAL.replace("VALUE = 1", f"VALUE = {cid}"))
+            store.add_evaluation(cid, EvaluationResult(status="ok", combined_score=rng.random(),
+                                                       public={"value": cid}))
+            store.update_candidate(cid, status="correct", score=rng.random())
+            store.add_edge(parent, cid, "parent", "diff")
+
+
+def overrides(generations: int, parallel: int = 2) -> list[str]:
+    return [f"evolution.generations={generations}", "novelty.enabled=false", "meta.enabled=false",
+            f"evolution.max_parallel_evaluations={parallel}", "evolution.patch_types=[diff]",
+            "evolution.patch_type_probs=[1.0]",
+            'llm.models=[{"provider": "openai", "model": "instant", "base_url": "http://127.0.0.1:9/v1"}]']
+
+
+def loop_cost(size: int, generations: int, workdir: Path) -> dict[str, float]:
+    task = write_task(workdir / f"task{size}")
+    llm, evaluator = InstantLLM(), InstantEvaluator()
+    evolution = start(task, run_dir=workdir / f"run{size}", overrides=overrides(1),
+                      providers={"instant": llm})
+    evolution.evaluator = evaluator
+    asyncio.run(evolution.run())  # evaluates the initial program and one child
+    prefill(evolution.store, size, evolution.config.database.num_islands)
+    evolution.config.evolution.generations = size + generations
+    timings: dict[str, float] = {}
+    restore, summary = evolution._restore, evolution.summary
+
+    def timed_restore() -> None:  # run() rebuilds the archive first: that is resume cost
+        began = time.perf_counter()
+        restore()
+        timings["restored"] = time.perf_counter()
+        timings["rebuild_s"] = timings["restored"] - began
+
+    def timed_summary(reason: str):
+        timings["loop_s"] = time.perf_counter() - timings["restored"]
+        return summary(reason)
+
+    evolution._restore, evolution.summary = timed_restore, timed_summary  # type: ignore[method-assign]
+    asyncio.run(evolution.run())
+    evolution.store.close()
+    return {"archive": size, "ms_per_generation": 1000 * timings["loop_s"] / generations,
+            "resume_rebuild_s": timings["rebuild_s"]}
+
+
+def utilisation(llm_delay: float, eval_delay: float, generations: int, workdir: Path,
+                name: str) -> dict[str, float]:
+    task = write_task(workdir / f"task-{name}")
+    parallel = 2
+    evaluator = InstantEvaluator(eval_delay)
+    evolution = start(task, run_dir=workdir / f"run-{name}", overrides=overrides(generations, parallel),
+                      providers={"instant": InstantLLM(llm_delay)})
+    evolution.evaluator = evaluator
+    began = time.perf_counter()
+    asyncio.run(evolution.run())
+    wall = time.perf_counter() - began
+    evolution.store.close()
+    return {"case": name, "llm_s": llm_delay, "eval_s": eval_delay,
+            "worker_busy_share": evaluator.busy_s / (wall * parallel), "wall_s": wall}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100,10000,100000")
+    parser.add_argument("--generations", type=int, default=30)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        costs = [loop_cost(int(s), args.generations, workdir) for s in args.sizes.split(",")]
+        usage = [
+            utilisation(0.20, 0.05, 20, workdir, "proposals slower than evaluations"),
+            utilisation(0.02, 0.30, 20, workdir, "proposals faster than evaluations"),
+        ]
+    if args.json:
+        print(json.dumps({"loop_cost": costs, "utilisation": usage}, indent=2))
+        return 0
+    print("loop cost per generation (LLM and evaluation excluded)")
+    for c in costs:
+        print(f"  archive {c['archive']:>7,}: {c['ms_per_generation']:8.1f} ms/generation, "
+              f"resume rebuild {c['resume_rebuild_s']:6.2f} s")
+    print("evaluation workers busy (2 slots)")
+    for u in usage:
+        print(f"  {u['case']:<36} (LLM {u['llm_s']:.2f} s, eval {u['eval_s']:.2f} s): "
+              f"{100 * u['worker_busy_share']:.0f}% busy")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

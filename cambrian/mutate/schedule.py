@@ -1,0 +1,152 @@
+"""Which mutation intent the next proposal gets (seed 002 §10.6 and §10.10).
+
+The weight of an intent is the product of two factors:
+
+* its **phase share**. Exploration intents (strategy, refactor, crossover) together get
+  ``p_explore(progress) = max(explore_end, explore_start * (1 - progress))`` (seed 002 §10.6,
+  ``max(0.1, 0.5 * (1 - progress))`` with the defaults), where progress is evaluated children over
+  ``evolution.generations``. Exploitation intents (tuning, local_fix, refinement) share the rest
+  0.4 / 0.3 / 0.3; exploration intents share theirs evenly.
+* its **recent success** (seed 002 §10.10): over the intent's last ``window`` evaluated children,
+  ``floor + (improved + 0.5 * 2) / (uses + 2)``, where "improved" means the child is correct and
+  beats its parent. The two pseudo-uses at the seed's uninformed prior of 0.5 keep a single early
+  result from swinging the weights; ``floor`` (the seed's +0.1 smoothing) keeps an intent that
+  has not paid off lately from starving.
+
+Only intents whose patch kind ``evolution.patch_types`` allows (with a positive probability) are
+scheduled, so restricting the patch kinds still works as before. The history is rebuilt from the
+store on resume: every scheduled child carries its intent in its notes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+import numpy as np
+
+from cambrian.config import MutationConfig, RunConfig
+from cambrian.mutate.intents import INTENTS, MutationIntent
+from cambrian.store.store import CandidateRow, Store
+
+PRIOR_SUCCESS_RATE = 0.5  # seed 002 §10.10: the rate assumed for a type without history
+PRIOR_USES = 2.0  # how many uses that prior weighs
+
+
+def improved_on_parent(child: CandidateRow, parent_score: float | None, maximize: bool) -> bool:
+    """A correct child that beats its parent's score (any correct child of a failing parent)."""
+    if child.status != "correct" or child.score is None:
+        return False
+    if parent_score is None:
+        return True
+    return child.score > parent_score if maximize else child.score < parent_score
+
+
+class MutationSchedule:
+    def __init__(
+        self,
+        config: MutationConfig,
+        *,
+        generations: int,
+        patch_kinds: Iterable[str],
+        maximize: bool = True,
+        store: Store | None = None,
+    ) -> None:
+        allowed = set(patch_kinds)
+        self.config = config
+        self.generations = generations
+        self.maximize = maximize
+        self.store = store
+        self.intents: list[MutationIntent] = [
+            INTENTS[name] for name in config.types if INTENTS[name].kind in allowed
+        ]
+        self.history: dict[str, deque[bool]] = {
+            intent.name: deque(maxlen=config.window) for intent in self.intents
+        }
+
+    # ------------------------------------------------------------------ the weights
+
+    def progress(self, evaluated: int) -> float:
+        if self.generations <= 0:
+            return 1.0
+        return min(1.0, max(0.0, evaluated / self.generations))
+
+    def explore_share(self, progress: float) -> float:
+        """Seed 002 §10.6: p_explore = max(explore_end, explore_start * (1 - progress))."""
+        return max(self.config.explore_end, self.config.explore_start * (1.0 - progress))
+
+    def success_factor(self, name: str) -> float:
+        """Seed 002 §10.10, smoothed towards the uninformed prior (see the module docstring)."""
+        recent = self.history[name]
+        rate = (sum(recent) + PRIOR_SUCCESS_RATE * PRIOR_USES) / (len(recent) + PRIOR_USES)
+        return self.config.floor + rate
+
+    def weights(self, progress: float, has_inspirations: bool = True) -> dict[str, float]:
+        """Normalised probability of each schedulable intent (empty when none is possible)."""
+        usable = [i for i in self.intents if has_inspirations or i.kind != "cross"]
+        explore = [i for i in usable if i.phase == "explore"]
+        exploit = [i for i in usable if i.phase == "exploit"]
+        share = self.explore_share(progress) if explore and exploit else float(bool(explore))
+        raw: dict[str, float] = {}
+        for group, group_share in ((explore, share), (exploit, 1.0 - share)):
+            total = sum(i.phase_share for i in group)
+            for intent in group:
+                raw[intent.name] = (group_share * intent.phase_share / total
+                                    * self.success_factor(intent.name))
+        norm = sum(raw.values())
+        return {name: w / norm for name, w in raw.items()} if norm > 0 else {}
+
+    def choose(
+        self, rng: np.random.Generator, evaluated: int, has_inspirations: bool
+    ) -> MutationIntent | None:
+        """The intent of the next proposal; None when no scheduled intent can be used."""
+        weights = self.weights(self.progress(evaluated), has_inspirations)
+        if not weights:
+            return None
+        names = list(weights)
+        probs = np.array([weights[n] for n in names])
+        return INTENTS[names[int(rng.choice(len(names), p=probs / probs.sum()))]]
+
+    # ------------------------------------------------------------------ outcomes
+
+    def record(self, name: str, improved: bool) -> None:
+        if name in self.history:
+            self.history[name].append(improved)
+
+    def observe(self, child: CandidateRow) -> None:
+        """Count a committed child towards its intent's recent success."""
+        name = child.notes.get("intent")
+        if name not in self.history or self.store is None:
+            return
+        parent_score = None
+        if child.parent_id is not None:
+            parent = self.store.candidate(child.parent_id)
+            parent_score = parent.score if parent.status == "correct" else None
+        self.record(name, improved_on_parent(child, parent_score, self.maximize))
+
+    def rebuild(self) -> None:
+        """Replay every evaluated child's outcome in commit order (resume)."""
+        if self.store is None:
+            return
+        for queue in self.history.values():
+            queue.clear()
+        scores = {row.id: row.score for row in self.store.candidates("correct")}
+        for row, _ in self.store.evaluated_in_commit_order():
+            name = row.notes.get("intent")
+            if name in self.history:
+                parent_score = scores.get(row.parent_id) if row.parent_id is not None else None
+                self.record(name, improved_on_parent(row, parent_score, self.maximize))
+
+
+def build_mutation_schedule(
+    config: RunConfig, store: Store, maximize: bool
+) -> MutationSchedule | None:
+    """The run's schedule rebuilt from ``store``; None when ``mutation.schedule`` is off."""
+    if config.mutation.schedule == "off":
+        return None
+    evolution = config.evolution
+    kinds = [k for k, p in zip(evolution.patch_types, evolution.patch_type_probs) if p > 0]
+    schedule = MutationSchedule(config.mutation, generations=evolution.generations,
+                                patch_kinds=kinds, maximize=maximize, store=store)
+    schedule.rebuild()
+    return schedule

@@ -1,0 +1,117 @@
+"""Loop hooks: the parts of a search algorithm that go beyond choosing a parent.
+
+A selector only decides *which* program to mutate next. Some algorithms also need to act on the
+loop itself (seed 003's "loop policy"):
+
+- ``step``: LLM-driven work between proposals, e.g. AdaEvolve's paradigm-breakthrough guidance or
+  EvoX rewriting its own selection strategy. The engine runs it as a side task and holds new
+  proposals back until it finishes, so the next prompt sees its effect.
+- ``direct_child``: a child made without an LLM (GEPA's merge of two descendants of a common
+  ancestor). It is stored and evaluated like any other child.
+- ``screen``: a cheap check before the full evaluation (GEPA's minibatch acceptance). A child
+  that fails it is stored as ``rejected`` with the reason and never fully evaluated.
+
+Hooks keep whatever they cannot derive from the history in ``state()``; the engine persists it
+after every commit and hands it back through ``load_state`` on resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
+from cambrian.search.algorithm import Selector, SelectorEvent
+from cambrian.store.store import Store
+
+CaseEvaluator = Callable[[str, Sequence[str], Path], Awaitable[dict[str, float]]]
+
+
+class Assistant:
+    """One LLM used for an algorithm's own requests; every call is stored as a context."""
+
+    def __init__(self, store: Store, provider: LLMProvider, model_label: str, is_local: bool) -> None:
+        self.store = store
+        self.provider = provider
+        self.model_label = model_label
+        self.is_local = is_local
+
+    async def ask(
+        self,
+        purpose: str,
+        prompt: str,
+        *,
+        max_tokens: int = 600,
+        temperature: float = 0.5,
+        grammar: str | None = None,
+        system: str | None = None,
+    ) -> str | None:
+        """The reply text, or None when the call failed (the failure is stored)."""
+        messages = ((Message("system", system),) if system else ()) + (Message("user", prompt),)
+        request = LLMRequest(messages, GenerationParams(
+            temperature=temperature, max_tokens=max_tokens,
+            grammar=grammar if self.is_local else None))
+        try:
+            response = await self.provider.complete(request)
+        except LLMError as exc:
+            self.store.add_context(purpose=purpose, model=self.model_label, provider="",
+                                   request=request, response=None, error=str(exc))
+            return None
+        self.store.add_context(purpose=purpose, model=self.model_label, provider="",
+                               request=request, response=response)
+        return response.text
+
+
+@dataclass
+class HookServices:
+    """What the engine lends to an algorithm's hooks."""
+
+    store: Store
+    maximize: bool
+    problem: str  # the task's public problem statement
+    assistant: Assistant
+    evaluate_cases: CaseEvaluator | None = None  # evaluate a source on a subset of test cases
+    case_ids: tuple[str, ...] = ()  # the public cases evaluate_cases accepts
+
+
+@dataclass(frozen=True)
+class DirectChild:
+    """A child program built without an LLM call."""
+
+    parent_id: int
+    source: str
+    operator: str
+    description: str = ""
+    other_parent_ids: tuple[int, ...] = ()
+
+
+class LoopHooks:
+    """Default: no loop behaviour beyond the selector. Subclasses override what they need."""
+
+    def __init__(self, selector: Selector, services: HookServices, options: Any) -> None:
+        self.selector = selector
+        self.services = services
+        self.options = options
+
+    def due(self, evaluated: int) -> bool:
+        return False
+
+    async def step(self, evaluated: int) -> list[SelectorEvent]:
+        return []
+
+    def direct_child(self, rng: np.random.Generator) -> DirectChild | None:
+        return None
+
+    async def screen(self, source: str, parent_id: int | None, work_dir: Path) -> str | None:
+        """A reason to stop ``source`` before its full evaluation, or None to go on."""
+        return None
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        pass

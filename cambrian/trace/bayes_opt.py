@@ -1,0 +1,154 @@
+"""A small ask/tell Bayesian optimiser: random points first, then Gaussian-process expected
+improvement (seed 001 B.9: 8 random initial points, then GP acquisitions).
+
+The search runs in the unit cube; each dimension maps it onto its interval, linearly or on a
+log scale, and integer dimensions round. The surrogate is scikit-learn's
+``GaussianProcessRegressor`` with a Matern-5/2 kernel plus a white-noise term (evaluators can be
+noisy). Failed evaluations are told as the worst score seen so far, which steers the search away
+from them without letting them dominate the fit. Expected improvement is maximised over random
+candidates plus perturbations of the best points found; configurations already evaluated (after
+integer rounding) are never proposed twice.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+RANDOM_CANDIDATES = 2048
+LOCAL_CANDIDATES = 256
+
+
+@dataclass(frozen=True)
+class Dimension:
+    low: float
+    high: float
+    scale: str = "linear"  # "linear" | "log"
+    integer: bool = False
+
+    def from_unit(self, u: float) -> float:
+        u = min(1.0, max(0.0, float(u)))
+        if self.scale == "log":
+            value = math.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
+        else:
+            value = self.low + u * (self.high - self.low)
+        if self.integer:
+            value = float(min(max(round(value), math.ceil(self.low)), math.floor(self.high)))
+        return value
+
+    def to_unit(self, value: float) -> float:
+        if self.high == self.low:
+            return 0.5
+        if self.scale == "log":
+            u = (math.log(value) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        else:
+            u = (value - self.low) / (self.high - self.low)
+        return min(1.0, max(0.0, u))
+
+
+class GaussianProcessSearch:
+    def __init__(self, dimensions: list[Dimension], *, maximize: bool, rng_seed: int,
+                 initial_random: int = 8) -> None:
+        if not dimensions:
+            raise ValueError("nothing to search: no dimensions")
+        self.dimensions = dimensions
+        self.maximize = maximize
+        self.initial_random = initial_random
+        self._rng = np.random.default_rng(rng_seed)
+        self._units: list[np.ndarray] = []
+        self._scores: list[float | None] = []
+        self._seen: set[tuple[float, ...]] = set()
+        self._random_asked = 0
+
+    # ------------------------------------------------------------------ mapping
+
+    def decode(self, unit: np.ndarray) -> list[float]:
+        return [d.from_unit(u) for d, u in zip(self.dimensions, unit, strict=True)]
+
+    def encode(self, point: list[float]) -> np.ndarray:
+        return np.array([d.to_unit(v) for d, v in zip(self.dimensions, point, strict=True)])
+
+    @staticmethod
+    def _key(point: list[float]) -> tuple[float, ...]:
+        return tuple(float(f"{v:.12g}") for v in point)
+
+    # ------------------------------------------------------------------ ask / tell
+
+    def tell(self, point: list[float], score: float | None) -> None:
+        self._units.append(self.encode(point))
+        self._scores.append(None if score is None or not math.isfinite(score) else float(score))
+        self._seen.add(self._key(point))
+
+    def ask(self) -> list[float]:
+        if self._random_asked < self.initial_random or not self._can_model():
+            self._random_asked += 1
+            return self._random_point()
+        return self._acquire()
+
+    def _random_point(self) -> list[float]:
+        point = self.decode(self._rng.random(len(self.dimensions)))
+        for _ in range(100):
+            if self._key(point) not in self._seen:
+                break
+            point = self.decode(self._rng.random(len(self.dimensions)))
+        return point
+
+    def _can_model(self) -> bool:
+        successes = {s for s in self._scores if s is not None}
+        return len(successes) >= 2
+
+    def _targets(self) -> np.ndarray:
+        """Scores as a quantity to maximise, failures imputed with the worst success, and the
+        lower tail clipped at the 20th percentile: a few disastrous points would otherwise
+        flatten the surrogate everywhere that matters."""
+        signed = [None if s is None else (s if self.maximize else -s) for s in self._scores]
+        worst = min(v for v in signed if v is not None)
+        targets = np.array([worst if v is None else v for v in signed])
+        return np.maximum(targets, np.quantile(targets, 0.2))
+
+    def _acquire(self) -> list[float]:
+        # Imported here: scikit-learn takes a second to load, and only the GP phase needs it.
+        from scipy.stats import norm
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.gaussian_process import GaussianProcessRegressor
+        from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
+
+        x = np.vstack(self._units)
+        y = self._targets()
+        dims = len(self.dimensions)
+        kernel = (ConstantKernel(1.0, (1e-3, 1e3))
+                  * Matern(length_scale=np.full(dims, 0.3), length_scale_bounds=(1e-2, 1e1),
+                           nu=2.5)
+                  + WhiteKernel(1e-5, (1e-9, 1e-1)))
+        model = GaussianProcessRegressor(kernel=kernel, normalize_y=True, n_restarts_optimizer=1,
+                                         random_state=int(self._rng.integers(2**31)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            model.fit(x, y)
+        candidates = self._candidates(x, y)
+        mean, std = model.predict(candidates, return_std=True)
+        best = float(np.max(y))
+        xi = 0.01 * (float(np.std(y)) or 1.0)
+        improvement = mean - best - xi
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(std > 1e-12, improvement / std, 0.0)
+        expected = np.where(std > 1e-12, improvement * norm.cdf(z) + std * norm.pdf(z), 0.0)
+        for index in np.argsort(-expected, kind="stable"):
+            point = self.decode(candidates[index])
+            if self._key(point) not in self._seen:
+                return point
+        return self._random_point()
+
+    def _candidates(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        dims = x.shape[1]
+        uniform = self._rng.random((RANDOM_CANDIDATES, dims))
+        top = x[np.argsort(-y, kind="stable")[:3]]
+        local = []
+        for spread in (0.03, 0.1, 0.25):
+            centres = top[self._rng.integers(len(top), size=LOCAL_CANDIDATES // 3)]
+            local.append(np.clip(centres + self._rng.normal(0, spread, centres.shape), 0, 1))
+        return np.vstack([uniform, *local])

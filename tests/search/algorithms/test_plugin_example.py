@@ -1,0 +1,40 @@
+"""The plugin example of docs/algorithms.md, run exactly as written."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from algorithm_helpers import run_algorithm
+from cambrian.config import ConfigError, RunConfig, SearchConfig
+from cambrian.search.registry import make_selector
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "algorithms.md"
+
+
+def doc_blocks(language: str) -> list[str]:
+    section = DOC.read_text().split("## Adding an algorithm as a plugin", 1)[1]
+    return re.findall(rf"```{language}\n(.*?)```", section, re.S)
+
+
+def test_the_documented_plugin_runs_three_generations(tmp_path: Path, monkeypatch):
+    (module,) = doc_blocks("python")
+    (config,) = doc_blocks("yaml")
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "my_search.py").write_text(module)
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    monkeypatch.delitem(sys.modules, "my_search", raising=False)
+    task = write_counter_task(tmp_path / "task", config=config)  # the documented config, as is
+    with ScriptedLLM(incrementing) as llm:
+        run = run_algorithm(task, tmp_path / "run", llm, "tournament", 3)
+    assert run.summary.evaluations == 3
+    assert run.summary.best_score > run.summary.initial_score
+    assert run.store.run_info()["config"]["search"] == {
+        "algorithm": "tournament", "plugins": ["my_search"], "options": {"size": 2}}
+    with pytest.raises(ConfigError, match="did you mean 'size'"):
+        make_selector(RunConfig(search=SearchConfig(algorithm="tournament", plugins=["my_search"],
+                                                    options={"sise": 2})))

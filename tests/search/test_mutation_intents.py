@@ -1,0 +1,92 @@
+"""Mutation intents through the real loop: the scheduled intent's instruction is the prompt's
+task, the intent is stored in the child's notes, and resuming rebuilds the success history."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from cambrian.api import resume, start
+from cambrian.mutate.intents import INTENTS
+from cambrian.mutate.prompts import TASK_INTENT
+from cambrian.store.store import CandidateRow, Store
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
+
+def run(task: Path, run_dir: Path, llm: ScriptedLLM, *sets: str) -> dict[str, list[bool]]:
+    evolution = start(task, run_dir=run_dir, overrides=[
+        "llm.models=[" + json.dumps(llm.model_config()) + "]", "novelty.enabled=false",
+        "meta.enabled=false", *sets,
+    ])
+    try:
+        asyncio.run(evolution.run())
+        schedule = evolution.mutation_schedule
+        return {name: list(q) for name, q in schedule.history.items()} if schedule else {}
+    finally:
+        evolution.store.close()
+
+
+def llm_children(store: Store) -> list[tuple[CandidateRow, int]]:
+    """Children an LLM call produced, each with the id of that call."""
+    context_ids = dict(store.execute("SELECT id, context_id FROM candidates "
+                                     "WHERE context_id IS NOT NULL AND id != 1").fetchall())
+    return [(row, context_ids[row.id]) for row in store.candidates() if row.id in context_ids]
+
+
+def task_text(store: Store, context_id: int) -> str:
+    messages = json.loads(store.execute("SELECT messages_json FROM contexts WHERE id=?",
+                                        (context_id,)).fetchone()[0])
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    return user.split("## Your task\n", 1)[1]
+
+
+def test_intents_reach_the_prompts_and_the_notes_and_survive_resume(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+    with ScriptedLLM(incrementing) as llm:
+        live_history = run(task, tmp_path / "run", llm, "evolution.generations=12")
+        store = Store.open(tmp_path / "run")
+        children = llm_children(store)
+        assert children
+        for row, context_id in children:
+            intent = INTENTS[row.notes["intent"]]
+            assert row.operator == intent.kind  # the intent decides the patch kind
+            assert task_text(store, context_id).startswith(intent.instruction)
+        assert len({row.notes["intent"] for row, _ in children}) >= 2
+        evaluated = [r for r in store.candidates("correct", "incorrect") if r.id != 1]
+        assert sum(len(h) for h in live_history.values()) == len(evaluated)
+        assert any(any(h) for h in live_history.values())  # the counter task improves often
+        store.close()
+
+        resumed = resume(tmp_path / "run", providers=None, overrides=[
+            "llm.models=[" + json.dumps(llm.model_config()) + "]"])
+        try:
+            rebuilt = {name: list(q) for name, q in resumed.mutation_schedule.history.items()}
+        finally:
+            resumed.store.close()
+    assert rebuilt == live_history
+
+
+def test_restricted_patch_kinds_restrict_the_intents(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+    with ScriptedLLM(incrementing) as llm:
+        run(task, tmp_path / "run", llm, "evolution.generations=5",
+            "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]")
+    store = Store.open(tmp_path / "run")
+    intents = {r.notes.get("intent") for r in store.candidates() if r.id != 1}
+    assert intents and intents <= {"strategy", "refactor"}
+    store.close()
+
+
+def test_schedule_off_keeps_the_classic_patch_kinds(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+    with ScriptedLLM(incrementing) as llm:
+        history = run(task, tmp_path / "run", llm, "evolution.generations=5",
+                      "mutation.schedule=off")
+    assert history == {}
+    store = Store.open(tmp_path / "run")
+    children = llm_children(store)
+    assert children and all("intent" not in row.notes for row, _ in children)
+    for row, context_id in children:
+        assert task_text(store, context_id).startswith(TASK_INTENT[row.operator])
+    store.close()

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from cambrian.api import start
+from cambrian.meta.scratchpad import parse_scratchpad
+from cambrian.store.store import Store
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
+META_REPLY = ("WORKED:\n- raising VALUE\nDID NOT WORK:\n- nothing yet\n"
+              "RECOMMENDATIONS:\n1. raise VALUE in bigger steps\n2. keep VALUE below the limit\n")
+
+
+def test_parse_tolerates_remote_model_formatting():
+    text = "Some preface\nWORKED:\n* x\nRECOMMENDATIONS:\n1) first idea\n- second idea\n\n3. third\n"
+    scratchpad, recs = parse_scratchpad(text, limit=2)
+    assert recs == ["first idea", "second idea"]
+    assert "WORKED" in scratchpad
+
+
+def test_scratchpad_updates_on_schedule_and_reaches_later_prompts(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+
+    def reply(messages, index):
+        if "Update the notes" in messages[-1]["content"]:
+            return META_REPLY
+        return incrementing(messages, index)
+
+    with ScriptedLLM(reply) as llm:
+        evolution = start(task, run_dir=tmp_path / "run", overrides=[
+            "llm.models=[" + json.dumps(llm.model_config()) + "]", "evolution.generations=7",
+            "novelty.enabled=false", "meta.interval=3", "meta.per_prompt=2",
+        ])
+        asyncio.run(evolution.run())
+        evolution.store.close()
+        requests = llm.requests
+    store = Store.open(tmp_path / "run")
+    notes = store.execute("SELECT evaluated, recommendations_json FROM meta_notes").fetchall()
+    assert [n[0] for n in notes] == [3, 6]
+    assert json.loads(notes[0][1]) == ["raise VALUE in bigger steps", "keep VALUE below the limit"]
+    meta_prompt = next(m for m in requests if "Update the notes" in m[-1]["content"])
+    assert "program 2" in meta_prompt[-1]["content"]  # recent attempts are summarised
+    files = sorted(p.name for p in (tmp_path / "run" / "meta").iterdir())
+    assert files == ["meta_3.md", "meta_6.md"]
+    meta_call = [i for i, m in enumerate(requests) if "Update the notes" in m[-1]["content"]][0]
+    later = [m[-1]["content"] for m in requests[meta_call + 1:] if "Update the notes" not in m[-1]["content"]]
+    assert later and all("raise VALUE in bigger steps" in p for p in later)
+    assert store.execute("SELECT COUNT(*) FROM contexts WHERE purpose='meta'").fetchone()[0] == 2
