@@ -6,8 +6,20 @@ models by default:
                      same two vs the single 1.5B model (``llm.selection``)
   novelty rejection  embedding-based rejection sampling on vs off (``novelty.enabled``)
 
+and the trace analyses fed back into the search (seed 001 §6; ``trace_feedback``):
+
+  deletion filter    children that mostly re-add lines their lineage deleted are rejected
+                     (default) vs penalised as parents vs let through (``deletion_filter``)
+  deletion history   the parent's lineage deletions shown in the prompt vs not
+                     (``deletion_history_in_prompt``)
+  tune operator      off (default) vs on: every 10 evaluated children one generation is a
+                     Bayesian-optimisation step on the best untuned program (``tune_operator``).
+                     Its trial evaluations are not children: they come on top of the budget
+                     (8 + 1 per step; each step's ``tune`` event records them)
+
 ``weighted`` is the shared reference: Shinka's defaults (weighted parents, novelty rejection on,
-the default local 1.5B model), so it is also the "novelty on" arm.
+deletion filter rejecting, deletion history on, tune operator off, the default local 1.5B
+model), so it is also the "novelty on", "filter on", "history on" and "tune off" arm.
 
   .venv/bin/python benchmarks/ablations.py [--task examples/circle_packing] [--budget 20]
       [--seeds 3] [--only weighted,hill_climb] [--out benchmarks/results/ablations/]
@@ -18,10 +30,11 @@ about a minute per evaluated child with the 1.5B model when the cores are free (
 children in 4.3 min, 9 LLM calls of ~27 s, failed patches and novelty rejections included), and
 several times that under load (measured with the 1.5B + 0.5B bandit at a load average of 4: 2
 children in 22 min, 11 calls of 3-240 s, including the run's opening call on the problem). The
-0.5B model is not much faster per call on this machine. The default grid is 7 variants × 3 seeds
-× 20 children = 420 evaluations: about 7 hours on idle cores, a day or more on busy ones.
-``--budget 10 --seeds 2`` (140 evaluations) takes about 2.5 hours on idle cores, and one
-comparison group alone (e.g. ``--only weighted,hill_climb,best_of_n``) 3/7 of that. The script can
+0.5B model is not much faster per call on this machine. The default grid is 11 variants × 3
+seeds × 20 children = 660 evaluations: about 11 hours on idle cores (scaled from the figures
+above), a day or more on busy ones. ``--budget 10 --seeds 2`` (220 evaluations) takes about 4
+hours on idle cores, and one comparison group alone (e.g. ``--only
+weighted,hill_climb,best_of_n``) 3/11 of that. The script can
 be killed at any time: running the same command again skips the finished runs and resumes the
 interrupted one.
 
@@ -64,6 +77,10 @@ ABLATIONS: dict[str, tuple[str, ...]] = {
     "llm_fixed": (TWO_LOCAL_MODELS, "llm.selection=fixed"),
     "llm_single": (TWO_LOCAL_MODELS, "llm.selection=single"),
     "novelty_off": ("novelty.enabled=false",),
+    "deletion_filter_off": ("trace_feedback.deletion_filter=off",),
+    "deletion_filter_penalise": ("trace_feedback.deletion_filter=penalise",),
+    "deletion_history_off": ("trace_feedback.deletion_history_in_prompt=false",),
+    "tune_on": ("trace_feedback.tune_operator=true",),
 }
 
 

@@ -1,6 +1,7 @@
 """The evolution loop's own cost, with the LLM and the evaluator taken out.
 
   .venv/bin/python benchmarks/overhead.py [--sizes 100,10000,100000] [--generations 30]
+                                           [--novelty-size 100000]
 
 1. Loop cost per generation with archives of 100, 10,000 and 100,000 stored programs: the real
    engine and store, an in-process LLM that answers a SEARCH/REPLACE edit instantly and an
@@ -9,6 +10,12 @@
    resume (replaying every stored evaluation through the selector).
 2. Evaluation-worker utilisation: the share of time the evaluation slots are busy, in a run where
    proposals are slower than evaluations and in one where they are faster.
+3. Novelty index (``cambrian/search/novelty.py``) with 100,000 stored embeddings (random unit
+   384-d float32 vectors, the bundled embedder's size) on one island, the worst case: the time of
+   one nearest-neighbour lookup, of building the index vector by vector, and of restoring it from
+   a real run store on resume.
+
+No LLM and no embedding model runs: the LLM answers instantly in-process, vectors are random.
 
 Figures are wall-clock on whatever machine runs this; compare them as ratios within one run.
 """
@@ -24,9 +31,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from cambrian.api import start
+from cambrian.config import NoveltyConfig
 from cambrian.evaluate.result import EvaluationResult
 from cambrian.llm.base import LLMRequest, LLMResponse, Usage, estimate_tokens
+from cambrian.search.novelty import NoveltyFilter, SimilarityIndex
+from cambrian.store.store import Store
 
 TASK_INITIAL = "# EVOLVE-BLOCK-START\nVALUE = 1\n# EVOLVE-BLOCK-END\n\n\ndef run():\n    return VALUE\n"
 TASK_EVALUATOR = "def evaluate(program_path):\n    return {'combined_score': 0.0}\n"
@@ -86,19 +98,29 @@ def write_task(root: Path) -> Path:
     return root
 
 
-def prefill(store, size: int, islands: int) -> None:
-    """``size`` evaluated programs in a random tree, written straight into the store."""
+def prefill(store: Store, size: int, islands: int) -> None:
+    """Evaluated programs in a random tree, written straight into the store, until it holds
+    ``size`` of them (the first session already stored a few)."""
     rng = random.Random(size)
+    ids = [row.id for row in store.candidates()]
+    generation = store.max_generation()
     with store.transaction():
-        for cid in range(2, size + 1):
-            parent = rng.randint(1, cid - 1)
-            store.add_candidate(generation=cid - 1, island=rng.randrange(islands), parent_id=parent,
-                                operator="diff", status="correct", language="python",
-                                source=TASK_INITIAL.replace("VALUE = 1", f"VALUE = {cid}"))
-            store.add_evaluation(cid, EvaluationResult(status="ok", combined_score=rng.random(),
-                                                       public={"value": cid}))
-            store.update_candidate(cid, status="correct", score=rng.random())
-            store.add_edge(parent, cid, "parent", "diff")
+        for _ in range(size - store.count("correct", "incorrect")):
+            parent = rng.choice(ids)
+            generation += 1
+            score = rng.random()
+            source = TASK_INITIAL.replace("VALUE = 1", f"VALUE = {20_000_000 + generation}")
+            candidate_id = store.add_candidate(
+                generation=generation, island=rng.randrange(islands), parent_id=parent,
+                operator="diff", status="correct", language="python", source=source)
+            store.add_evaluation(candidate_id, EvaluationResult(
+                status="ok", combined_score=score, public={"value": generation}))
+            store.update_candidate(candidate_id, status="correct", score=score)
+            store.add_edge(parent, candidate_id, "parent", "diff")
+            ids.append(candidate_id)
+        # Rows written behind the engine's back: the archive snapshot of the first session no
+        # longer describes the store (resume would rightly report a mismatch).
+        store.execute("DELETE FROM search_state WHERE key='archive_snapshot'")
 
 
 def overrides(generations: int, parallel: int = 2) -> list[str]:
@@ -153,11 +175,56 @@ def utilisation(llm_delay: float, eval_delay: float, generations: int, workdir: 
             "worker_busy_share": evaluator.busy_s / (wall * parallel), "wall_s": wall}
 
 
+class StoredVectors:
+    """The embedder a restored index names; it embeds nothing (vectors are in the store)."""
+
+    name = "benchmark/random-384"
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        raise RuntimeError("the benchmark never embeds")
+
+
+def unit_vectors(count: int, rng: np.random.Generator, dim: int = 384) -> np.ndarray:
+    vectors = rng.standard_normal((count, dim), dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def novelty_cost(count: int, workdir: Path, lookups: int = 200) -> dict[str, float]:
+    """Nearest-neighbour lookup, index build and index restore with ``count`` embeddings."""
+    rng = np.random.default_rng(0)
+    vectors = unit_vectors(count, rng)
+    began = time.perf_counter()
+    index = SimilarityIndex()
+    for candidate_id, vector in enumerate(vectors, start=1):
+        index.add(0, candidate_id, vector)
+    build_s = time.perf_counter() - began
+    queries = unit_vectors(lookups, rng)
+    began = time.perf_counter()
+    for query in queries:
+        index.nearest(0, query)
+    lookup_ms = 1000 * (time.perf_counter() - began) / lookups
+
+    store = Store.open(workdir / "novelty", create=True)
+    with store.transaction():
+        for vector in vectors:
+            candidate_id = store.add_candidate(generation=0, island=0, parent_id=None,
+                                               operator="diff", status="correct", language="python")
+            store.add_embedding(candidate_id, StoredVectors.name, vector)
+    novelty = NoveltyFilter(NoveltyConfig(judge=False), StoredVectors(), store, num_islands=1)
+    began = time.perf_counter()
+    novelty.restore()
+    restore_s = time.perf_counter() - began
+    store.close()
+    assert len(novelty.index) == count
+    return {"embeddings": count, "lookup_ms": lookup_ms, "build_s": build_s, "restore_s": restore_s}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,10000,100000")
     parser.add_argument("--generations", type=int, default=30)
+    parser.add_argument("--novelty-size", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,8 +234,9 @@ def main() -> int:
             utilisation(0.20, 0.05, 20, workdir, "proposals slower than evaluations"),
             utilisation(0.02, 0.30, 20, workdir, "proposals faster than evaluations"),
         ]
+        novelty = novelty_cost(args.novelty_size, workdir)
     if args.json:
-        print(json.dumps({"loop_cost": costs, "utilisation": usage}, indent=2))
+        print(json.dumps({"loop_cost": costs, "utilisation": usage, "novelty": novelty}, indent=2))
         return 0
     print("loop cost per generation (LLM and evaluation excluded)")
     for c in costs:
@@ -178,6 +246,9 @@ def main() -> int:
     for u in usage:
         print(f"  {u['case']:<36} (LLM {u['llm_s']:.2f} s, eval {u['eval_s']:.2f} s): "
               f"{100 * u['worker_busy_share']:.0f}% busy")
+    print(f"novelty index, {novelty['embeddings']:,} embeddings (384-d) on one island")
+    print(f"  nearest-neighbour lookup {novelty['lookup_ms']:.2f} ms, "
+          f"build {novelty['build_s']:.2f} s, restore from the store {novelty['restore_s']:.2f} s")
     return 0
 
 

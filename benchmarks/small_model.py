@@ -24,10 +24,16 @@ from cambrian.store.store import Store
 
 def measure(store: Store, wall_s: float) -> dict:
     calls = store.llm_call_count()
+    mutation_calls = store.execute(
+        "SELECT COUNT(*) FROM contexts WHERE purpose='mutation'").fetchone()[0]
     rows = store.candidates()
     children = [r for r in rows if r.id != 1]
-    evaluable = [r for r in children if r.source is not None]
+    # Evaluable: a new program that reached the evaluator. Novelty-rejected and duplicate
+    # programs parsed fine but were never evaluated, so they do not count.
     evaluated = sorted((r for r in children if r.status in ("correct", "incorrect")), key=lambda r: r.id)
+    by_status: dict[str, int] = {}
+    for row in children:
+        by_status[row.status] = by_status.get(row.status, 0) + 1
     correct = [r for r in evaluated if r.status == "correct"]
     tokens = store.execute(
         "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(cached_tokens),0), "
@@ -49,7 +55,10 @@ def measure(store: Store, wall_s: float) -> dict:
             failures[key] = failures.get(key, 0) + 1
     return {
         "llm_calls": calls,
-        "evaluable_per_call": len(evaluable) / calls if calls else None,
+        "mutation_calls": mutation_calls,
+        "evaluable_per_call": len(evaluated) / calls if calls else None,
+        "evaluable_per_mutation_call": len(evaluated) / mutation_calls if mutation_calls else None,
+        "children_by_status": by_status,
         "correct_per_evaluated": len(correct) / len(evaluated) if evaluated else None,
         "evaluated": len(evaluated),
         "prompt_tokens_per_call": tokens[0] / calls if calls else None,
@@ -98,7 +107,11 @@ def main() -> int:
     pct = lambda v: "—" if v is None else f"{100 * v:.0f}%"  # noqa: E731
     num = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
     print(f"model {args.model}, task {args.task}, {figures['llm_calls']} LLM calls, seed {args.seed}")
-    print(f"  calls producing an evaluable candidate : {pct(figures['evaluable_per_call'])}")
+    print(f"  LLM calls (of them mutation calls)     : {figures['llm_calls']} "
+          f"({figures['mutation_calls']})")
+    print(f"  calls producing an evaluable candidate : {pct(figures['evaluable_per_call'])} "
+          f"(per mutation call: {pct(figures['evaluable_per_mutation_call'])})")
+    print(f"  children by status                     : {figures['children_by_status']}")
     print(f"  evaluated candidates that were correct : {pct(figures['correct_per_evaluated'])} "
           f"of {figures['evaluated']}")
     print(f"  prompt tokens per call                 : {num(figures['prompt_tokens_per_call'])}")

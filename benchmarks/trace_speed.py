@@ -1,6 +1,7 @@
 """Time the trace analyses on a synthetic run of 10,000 edits: static, cycling, the diffs the
 edit taxonomy labels, export/import, the report, and the deletion-aware search helpers the engine
-calls per proposal (lineage deletions, re-introduction share, deletion-history prompt section).
+calls per proposal (``cambrian/search/recycling.py``: the deletion filter's check of a child and
+the deletion-history prompt note, both over the lineage read from the run store).
 
 The synthetic run imitates what evolution does to a program: numeric constants are retuned from a
 small set of values (so old values come back), lines are deleted, deleted lines are re-introduced
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from cambrian.config import TraceFeedbackConfig
+from cambrian.search.recycling import DeletionFilter, deletion_history_note
 from cambrian.store.store import Store
 from cambrian.trace.cycling import analyse_cycling, lineage_deletions
 from cambrian.trace.deletion import (
@@ -205,8 +208,9 @@ def main() -> None:
 
 
 def _time_deletion_helpers(trace: Trace, store: Store) -> None:
-    """What a deletion-aware engine does per proposal, over the last 1,000 edits: the parent's
-    lineage deletions, the child's re-introduction share, and the prompt section."""
+    """What the deletion-aware engine does per proposal, over the last 1,000 edits: the parent's
+    lineage deletions and the child's re-introduction share (the library helpers, then the
+    deletion filter that the proposer calls), and the prompt note the request builder adds."""
     recent = [c for c in trace.candidates[-1000:] if c.parent_id is not None]
     line_diff.cache_clear()
     shares: list[float] = []
@@ -219,10 +223,21 @@ def _time_deletion_helpers(trace: Trace, store: Store) -> None:
 
     timed(f"deleted lines + share x{len(recent)} (store)", per_edit)
     print(f"{'':<40} mean re-introduction share {sum(shares) / len(shares):.1%}")
+    settings = TraceFeedbackConfig()
+    deletion_filter = DeletionFilter(settings, store, "python")
+    line_diff.cache_clear()
+    verdicts = timed(f"deletion filter check x{len(recent)} (engine)", lambda: [
+        deletion_filter.check(int(c.parent_id or 0), trace.candidate(c.parent_id or "").source
+                              or "", c.source or "") for c in recent])
+    print(f"{'':<40} {sum(v.action != 'keep' for v in verdicts)} of {len(verdicts)} children "
+          f"above the {settings.reintroduction_threshold:.0%} threshold")
     line_diff.cache_clear()
     texts = timed(f"deletion_history_text x{len(recent)} (store)",
                   lambda: [deletion_history_text(store, c.id) for c in recent])
     print(f"{'':<40} prompt sections of {min(map(len, texts))}-{max(map(len, texts))} chars")
+    notes = timed(f"deletion history note x{len(recent)} (engine)",
+                  lambda: [deletion_history_note(store, settings, int(c.id)) for c in recent])
+    print(f"{'':<40} {sum(bool(n) for n, _ in notes)} of {len(notes)} prompts get a note")
 
 
 if __name__ == "__main__":

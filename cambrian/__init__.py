@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["evolve", "start", "resume", "__version__"]
+_API = ("evolve", "start", "resume", "run_status", "best", "init")
+__all__ = [*_API, "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("evolve", "start", "resume"):
+    if name in _API:
         from cambrian import api
 
         return getattr(api, name)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,26 @@ from cambrian.config import RunConfig, build_config, read_config_file
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.factory import build_providers
-from cambrian.run_files import write_config
+from cambrian.run_files import write_best, write_config
 from cambrian.search.engine import EventCallback, Evolution, RunSummary
+from cambrian.status import RunStatus, run_status as status_of_store
 from cambrian.store.store import STORE_FILENAME, Store
 from cambrian.task.folder import Task, load_task, task_config_layer
 
 
 class RunExists(FileExistsError):
     pass
+
+
+class NoCorrectProgram(LookupError):
+    """The run has no correct program yet, so there is no best one."""
+
+
+@dataclass(frozen=True)
+class BestProgram:
+    candidate_id: int
+    score: float | None
+    path: Path
 
 
 def code_version() -> str:
@@ -186,3 +199,39 @@ def evolve(
         return asyncio.run(evolution.run())
     finally:
         evolution.store.close()
+
+
+def run_status(run_dir: str | Path) -> RunStatus:
+    """What ``cambrian status`` shows: progress, scores, success rates, per-model figures.
+    (Named ``run_status``, not ``status``: ``cambrian.status`` is the module computing it.)"""
+    store = Store.open(Path(run_dir))
+    try:
+        return status_of_store(store)
+    finally:
+        store.close()
+
+
+def best(run_dir: str | Path, out: str | Path | None = None) -> BestProgram:
+    """Write the best program of a run to ``out`` (default: ``run_dir/best/``, with its scores)."""
+    store = Store.open(Path(run_dir))
+    try:
+        summary = status_of_store(store)
+        if summary.best_id is None:
+            raise NoCorrectProgram("no correct program in this run yet")
+        if out is not None:
+            target = Path(out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(store.candidate(summary.best_id).source or "")
+        else:
+            filename = store.get_meta("program_filename") or "program.txt"
+            target = write_best(Path(run_dir), store, summary.best_id, filename)
+    finally:
+        store.close()
+    return BestProgram(summary.best_id, summary.best_score, target)
+
+
+def init(task_dir: str | Path, *, force: bool = False) -> list[Path]:
+    """Create a working task skeleton; return the files written."""
+    from cambrian.task.skeleton import write_skeleton
+
+    return write_skeleton(Path(task_dir), force=force)

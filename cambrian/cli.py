@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -50,6 +51,10 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "evaluated":
             progress.update(bar, completed=data["evaluated"], best=_fmt(data["best_score"]))
+        elif kind == "remote_scorer_down":  # shown even with --quiet; the run goes on
+            err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
+                      f"{data.get('candidate_id')}; its local score stands. "
+                      f"{escape(str(data.get('error', '')))}")
 
     evolution.on_event = on_event
 
@@ -140,24 +145,23 @@ def resume(
 @app.command()
 def status(run_dir: Path = typer.Argument(...)) -> None:
     """Summarise a run: progress, scores, success rates, tokens and cost per model."""
-    from cambrian.status import run_status, share_rows
+    from cambrian.api import run_status
+    from cambrian.status import share_rows
 
     try:
-        store = Store.open(run_dir)
+        st = run_status(run_dir)
     except FileNotFoundError as exc:
         _fail(str(exc))
-    try:
-        st = run_status(store)
-    finally:
-        store.close()
     table = Table(title=f"{st.task} ({st.direction})", show_header=False)
     table.add_row("children evaluated", f"{st.generations} / {st.budget}")
     table.add_row("candidates by status", ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
     table.add_row("initial score", _fmt(st.initial_score))
     table.add_row("best score", f"{_fmt(st.best_score)} (candidate {st.best_id})")
     table.add_row("LLM calls", str(st.llm_calls))
-    table.add_row("calls yielding a program", _pct(st.proposal_success))
+    table.add_row("mutation calls yielding a program", _pct(st.proposal_success))
     table.add_row("evaluated children correct", _pct(st.correct_rate))
+    if st.by_status.get("screened"):  # tiered judging: stopped at the quick stage
+        table.add_row("evaluated children screened out", _pct(st.screened_rate))
     table.add_row("correct children beating parent", _pct(st.improvement_rate))
     if st.last_session:
         table.add_row("last session ended", st.last_session)
@@ -174,14 +178,27 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
         for pulls, shares in share_rows(st.bandit_shares):
             bandit.add_row(str(pulls), *(_pct(shares.get(arm)) for arm in arms))
         console.print(bandit)
-    ledger = Table(title="LLM ledger")
-    for column in ("model", "calls", "failed", "prompt tok", "cached tok", "completion tok", "cost $", "seconds"):
-        ledger.add_column(column, justify="right" if column != "model" else "left")
-    for row in st.ledger:
-        ledger.add_row(row["model"], str(row["calls"]), str(row["failed_calls"]),
-                       str(row["prompt_tokens"]), str(row["cached_tokens"]),
-                       str(row["completion_tokens"]), f"{row['cost_usd']:.4f}", f"{row['latency_s']:.0f}")
-    console.print(ledger)
+    _model_table(st.models)
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count}/{total} ({_pct(count / total if total else None)})"
+
+
+def _model_table(models: list[Any]) -> None:
+    """Per model: calls, what its proposals became, tokens and cost (the LLM ledger)."""
+    table = Table(title="LLM ledger per model")
+    for column in ("model", "LLM calls", "yielded a program", "evaluated correct",
+                   "beat parent", "tokens", "cost $"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for m in models:
+        failed = f", {m.failed_calls} failed" if m.failed_calls else ""
+        table.add_row(m.model, f"{m.calls} ({m.mutation_calls} mutation{failed})",
+                      _share(m.programs, m.mutation_calls), _share(m.correct, m.evaluated),
+                      _share(m.improved, m.correct), f"{m.tokens:,}", f"{m.cost_usd:.4f}")
+    console.print(table)
+    console.print("yielded: of the model's mutation calls; correct: of its evaluated children; "
+                  "beat parent: of its correct children.")
 
 
 @app.command()
@@ -190,28 +207,14 @@ def best(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (default: run_dir/best/)"),
 ) -> None:
     """Write the best program of a run."""
-    from cambrian.run_files import write_best
-    from cambrian.status import run_status
+    from cambrian.api import NoCorrectProgram, best as write_best_program
 
     try:
-        store = Store.open(run_dir)
-    except FileNotFoundError as exc:
+        written = write_best_program(run_dir, out)
+    except (FileNotFoundError, NoCorrectProgram) as exc:
         _fail(str(exc))
-    try:
-        st = run_status(store)
-        if st.best_id is None:
-            _fail("no correct program in this run yet")
-        row = store.candidate(st.best_id)
-        if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(row.source or "")
-            target = out
-        else:
-            filename = store.get_meta("program_filename") or "program.txt"
-            target = write_best(Path(run_dir), store, st.best_id, filename)
-    finally:
-        store.close()
-    console.print(f"Best program (candidate {st.best_id}, score {_fmt(st.best_score)}) written to {target}")
+    console.print(f"Best program (candidate {written.candidate_id}, score {_fmt(written.score)}) "
+                  f"written to {written.path}")
 
 
 @app.command()
@@ -275,10 +278,10 @@ def init(
     force: bool = typer.Option(False, help="Write into an existing, non-empty folder"),
 ) -> None:
     """Create a working task skeleton (initial program, evaluator, problem statement, config)."""
-    from cambrian.task.skeleton import write_skeleton
+    from cambrian.api import init as init_task
 
     try:
-        written = write_skeleton(task_dir, force=force)
+        written = init_task(task_dir, force=force)
     except FileExistsError as exc:
         _fail(str(exc))
     for path in written:

@@ -219,7 +219,7 @@ class NoveltyConfig(StrictModel):
     base_url: str | None = None
     api_key_env: str | None = None
     threshold: float = Field(0.95, gt=0, le=1)
-    judge: bool = False  # ask an LLM whether a too-similar proposal is still meaningfully new
+    judge: bool = True  # above the threshold an LLM decides whether it is still meaningfully new
     judge_model: str | None = None  # label of an llm.models entry; default: the first model
     max_attempts: int = Field(3, ge=0)  # rejections per generation before accepting anyway
 
@@ -275,6 +275,10 @@ class PromptConfig(StrictModel):
     max_feedback_chars: int = Field(1500, ge=0)
     history_programs: int = Field(0, ge=0)
     context_margin_tokens: int = Field(64, ge=0)
+    # After a refused reply: "continue" the conversation with the error (Reflexion, seed 000
+    # §3.2) or "restart" from the original prompt with the error noted at its end. "auto"
+    # restarts for local models, which tend to repeat their own refused reply verbatim.
+    retry_style: Literal["auto", "continue", "restart"] = "auto"
 
 
 class PromptEvolutionConfig(StrictModel):
@@ -292,6 +296,40 @@ class PromptEvolutionConfig(StrictModel):
     max_tokens: int = Field(300, gt=0)
 
 
+class TraceFeedbackConfig(StrictModel):
+    """What the trace analyses feed back into the search (seed 001 §6: keep the search from
+    re-doing discarded work; cycling §5.2, B.6, B.8; tuning gap §5.4, B.9). See
+    ``cambrian/search/recycling.py`` and ``cambrian/search/tune_step.py``.
+
+    ``deletion_filter``: a child more than ``reintroduction_threshold`` of whose added lines are
+    lines its lineage already deleted is ``reject``-ed (stored as ``rejected``, never evaluated;
+    after ``max_rejections`` in one generation the proposal is kept anyway) or ``penalise``-d
+    (evaluated, but whenever the selector draws it as a parent the draw is repeated with
+    probability ``penalty``). Fixes of a failing parent are never filtered.
+    ``tune_operator``: every ``tune_every`` evaluated children one generation is a ``tune`` step
+    instead of an LLM proposal: the best correct program not tuned before gets its numeric knobs
+    tuned by Bayesian optimisation through the task's own evaluator (``tune_budget`` trial
+    evaluations, plus one at the defaults; trials are not children, so they do not count
+    towards ``evolution.generations``), and the tuned program becomes the child when it scores
+    better than its parent."""
+
+    deletion_filter: Literal["off", "penalise", "reject"] = "reject"
+    reintroduction_threshold: float = Field(0.5, ge=0, lt=1)  # "mostly": more than half
+    max_rejections: int = Field(2, ge=0)  # per generation, then the proposal is kept
+    penalty: float = Field(0.5, ge=0, le=1)
+    deletion_history_in_prompt: bool = True  # the parent's lineage deletions as a prompt note
+    deletion_history_lines: int = Field(12, ge=1, le=100)
+    tune_operator: bool = False  # extra evaluations: off unless asked for
+    tune_every: int = Field(10, ge=1)  # evaluated children between tune steps
+    tune_budget: int = Field(8, ge=2, le=64)  # B.9 uses 24 per program; one step is smaller
+
+    @field_validator("deletion_filter", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: Any) -> Any:
+        # YAML reads an unquoted `off` as false (and `on` as true).
+        return {False: "off", True: "reject"}.get(value, value) if isinstance(value, bool) else value
+
+
 class RunConfig(StrictModel):
     task: TaskConfig = Field(default_factory=TaskConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -307,6 +345,7 @@ class RunConfig(StrictModel):
     first_program: FirstProgramConfig = Field(default_factory=FirstProgramConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     prompt_evolution: PromptEvolutionConfig = Field(default_factory=PromptEvolutionConfig)
+    trace_feedback: TraceFeedbackConfig = Field(default_factory=TraceFeedbackConfig)
     # A judged (contest-style) task: compiled, run on generated test cases, scored per case.
     judge: JudgeConfig | None = None
 

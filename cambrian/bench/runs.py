@@ -13,7 +13,7 @@ from cambrian.api import resume, start
 from cambrian.bench.spec import BenchCell, BenchError
 from cambrian.config import build_config
 from cambrian.search.engine import EventCallback, Evolution, RunSummary
-from cambrian.store.store import STORE_FILENAME, Store
+from cambrian.store.store import EVALUATED_STATUSES, STORE_FILENAME, Store
 
 # The engine ends a session that an exception stopped with "<ExceptionType>: <message>"
 # (Ctrl-C, SIGTERM, an aborted run); a clean stop is a sentence ("generation budget reached").
@@ -27,7 +27,7 @@ class RunState(enum.Enum):
 
 
 def evaluated_children(store: Store) -> int:
-    return max(0, store.count("correct", "incorrect") - 1)
+    return max(0, store.count(*EVALUATED_STATUSES) - 1)
 
 
 def _last_session_ended_cleanly(store: Store) -> bool:

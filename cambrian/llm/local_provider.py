@@ -91,6 +91,7 @@ class LocalLlamaProvider:
             weakref.WeakKeyDictionary()
         )
         self._grammars: dict[str, LlamaGrammar] = {}
+        self.last_completion_tokens = 0  # of the newest generation, cancelled ones included
 
     @classmethod
     def from_registry(cls, name: str, **kwargs: Any) -> LocalLlamaProvider:
@@ -120,8 +121,15 @@ class LocalLlamaProvider:
         return len(self._tokenize_chat(messages))
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        # A thread cannot be cancelled, so a cancelled call (Ctrl-C, SIGTERM, a timeout) tells
+        # the generation to stop at its next token instead of running to max_tokens.
+        cancelled = threading.Event()
         async with self._loop_lock():
-            return await asyncio.to_thread(self._complete_blocking, request)
+            try:
+                return await asyncio.to_thread(self._complete_blocking, request, cancelled)
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
 
     def close(self) -> None:
         """Free the model's memory; a later call loads it again."""
@@ -184,9 +192,15 @@ class LocalLlamaProvider:
             rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
         )
 
-    def _complete_blocking(self, request: LLMRequest) -> LLMResponse:
+    def _complete_blocking(self, request: LLMRequest,
+                           cancelled: threading.Event | None = None) -> LLMResponse:
+        from llama_cpp import StoppingCriteriaList
+
         params = request.params
+        stop_when = StoppingCriteriaList([lambda _tokens, _logits: bool(cancelled and cancelled.is_set())])
         with self._model_lock:
+            if cancelled is not None and cancelled.is_set():
+                raise LLMError("the call was cancelled before it started")
             started = time.perf_counter()
             llm = self._load()
             prompt = self._prepare(llm, request)
@@ -201,10 +215,12 @@ class LocalLlamaProvider:
                     stop=list(params.stop),
                     seed=seed,
                     grammar=grammar,
+                    stopping_criteria=stop_when,
                 )
             except (RuntimeError, ValueError) as error:
                 raise LLMError(f"llama.cpp failed while generating: {error}") from error
             latency = time.perf_counter() - started
+            self.last_completion_tokens = int(result["usage"]["completion_tokens"])
 
         choice = result["choices"][0]
         return LLMResponse(

@@ -9,13 +9,15 @@ can read what the run learned and when.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cambrian.config import ConfigError, MetaConfig
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
-from cambrian.store.store import CandidateRow, Store
+from cambrian.search.hooks import skipped_for_budget
+from cambrian.store.store import EVALUATED_STATUSES, CandidateRow, Store
 
 SECTIONS = ("WORKED:", "DID NOT WORK:", "RECOMMENDATIONS:")
 
@@ -57,8 +59,10 @@ class MetaScratchpad:
         is_local: bool,
         run_dir: Path,
         maximize: bool,
+        budget_check: Callable[[], str | None] | None = None,
     ) -> None:
         self.config = config
+        self.budget_check = budget_check  # no update starts once a budget cap is reached
         self.store = store
         self.provider = provider
         self.model_label = model_label
@@ -76,6 +80,9 @@ class MetaScratchpad:
 
     def _describe(self, row: CandidateRow, scores: dict[int, float | None]) -> str:
         what = row.description or row.operator
+        if row.status == "screened":  # tiered judging: stopped at the quick stage
+            return (f"- program {row.id} ({row.operator}, \"{what}\"): clearly worse than the "
+                    "best on the first test cases, so not evaluated further")
         if row.status != "correct" or row.score is None:
             return f"- program {row.id} ({row.operator}, \"{what}\"): FAILED: {row.error[:160]}"
         parent = scores.get(row.parent_id) if row.parent_id else None
@@ -99,9 +106,9 @@ class MetaScratchpad:
         )
 
     async def update(self, evaluated: int) -> MetaNote | None:
-        rows = [r for r in self.store.candidates("correct", "incorrect") if r.id != 1]
+        rows = [r for r in self.store.candidates(*EVALUATED_STATUSES) if r.id != 1]
         recent = rows[-self.config.interval:]
-        if not recent:
+        if not recent or skipped_for_budget(self.store, self.budget_check, "meta"):
             return None
         scores = {r.id: r.score for r in self.store.candidates("correct")}
         request = LLMRequest(
@@ -137,8 +144,8 @@ class MetaScratchpad:
         (folder / f"meta_{note.evaluated}.md").write_text("\n".join(lines) + "\n")
 
 
-def build_scratchpad(config: Any, store: Store, ensemble: Any, run_dir: Path,
-                     maximize: bool) -> MetaScratchpad | None:
+def build_scratchpad(config: Any, store: Store, ensemble: Any, run_dir: Path, maximize: bool,
+                     budget_check: Callable[[], str | None] | None = None) -> MetaScratchpad | None:
     if not config.meta.enabled:
         return None
     models = {m.label: m for m in config.llm.models}
@@ -146,4 +153,4 @@ def build_scratchpad(config: Any, store: Store, ensemble: Any, run_dir: Path,
     if label not in models:
         raise ConfigError(f"meta.model '{label}' is not one of llm.models: {sorted(models)}")
     return MetaScratchpad(config.meta, store, ensemble.providers[label], label,
-                          models[label].provider == "local", run_dir, maximize)
+                          models[label].provider == "local", run_dir, maximize, budget_check)

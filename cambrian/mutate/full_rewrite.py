@@ -126,6 +126,13 @@ def _one_sided_block(code: str, notes: list[str]) -> str | None:
     return "".join(inner)
 
 
+def _has_text_outside_blocks(regions: EvolveRegions) -> bool:
+    markers = set(regions.marker_lines())
+    return any(line_text(regions.lines[i]).strip()
+               for start, end in regions.immutable_segments() for i in range(start, end)
+               if i not in markers)
+
+
 def _new_source(parent_source: str, parent: EvolveRegions, code: str, notes: list[str]) -> str:
     if parent.has_markers and len(parent.blocks) == 1:
         one_sided = _one_sided_block(code, notes)
@@ -147,7 +154,9 @@ def _new_source(parent_source: str, parent: EvolveRegions, code: str, notes: lis
         try:
             check_immutable_unchanged(parent_source, code)
         except BlockError as exc:
-            notes.append(f"ignored changes outside the EVOLVE-BLOCKs ({exc}); kept the parent's text there")
+            if _has_text_outside_blocks(reply_regions):  # not just the blocks on their own
+                notes.append(f"ignored changes outside the EVOLVE-BLOCKs ({exc}); "
+                             "kept the parent's text there")
         return replace_block_contents(parent_source, block_contents(code))
     if len(parent.blocks) > 1:
         raise PatchError(

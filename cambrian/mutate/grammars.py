@@ -6,7 +6,10 @@ then the code part, after which generation can only end. Inside code any charact
 (unicode too); only the structure is fixed:
 
 * ``full`` / ``function``: exactly one block ```` ```<tag> ```` ... ```` ``` ````; no body line
-  may start with ```` ``` ````, so the model cannot close the fence early or open another one;
+  may start with ```` ``` ````, so the model cannot close the fence early or open another one.
+  A ``full`` reply for a program with one EVOLVE-BLOCK must open with the START marker line, close
+  with the END marker line, and hold no other marker line: a small model otherwise echoes the
+  whole file around a second, nested START marker;
 * ``diff``: one to four SEARCH/REPLACE edits in the exact marker syntax; no code line may start
   like a marker (``<<<<<``, ``=====``, ``>>>>>``), so markers cannot be confused with code.
 """
@@ -68,6 +71,21 @@ def _fenced_code_grammar(language: Language, openings: tuple[str, ...] = ()) -> 
     )
 
 
+def _one_block_grammar(language: Language) -> str:
+    """A full rewrite of a program's single EVOLVE-BLOCK, marker lines included."""
+    start, end = language.comment("EVOLVE-BLOCK-START"), language.comment("EVOLVE-BLOCK-END")
+    marker_prefix = end[: end.index("EVOLVE-BLOCK") + len("EVOLVE-BLOCK")]
+    return "\n".join(
+        [
+            "root ::= description? code",
+            _description_rule(""),
+            f'code ::= {_literal("```" + language.fence_tag)} "\\n" {_literal(start)} "\\n" '
+            f'code-line* {_literal(end)} "\\n" "```" "\\n"?',
+            f'code-line ::= {line_avoiding(("```", marker_prefix))} "\\n"',
+        ]
+    )
+
+
 def _diff_grammar() -> str:
     return "\n".join(
         [
@@ -79,13 +97,14 @@ def _diff_grammar() -> str:
     )
 
 
-def grammar_for(fmt: str, language: Language | str) -> str:
-    """The GBNF grammar that constrains a reply in format ``fmt`` (root rule: ``root``)."""
+def grammar_for(fmt: str, language: Language | str, blocks: int = 0) -> str:
+    """The GBNF grammar that constrains a reply in format ``fmt`` (root rule: ``root``);
+    ``blocks``: the parent's EVOLVE-BLOCK count (0: unknown or none)."""
     lang = as_language(language)
     if fmt == "diff":
         return _diff_grammar()
     if fmt == "full":
-        return _fenced_code_grammar(lang)
+        return _one_block_grammar(lang) if blocks == 1 else _fenced_code_grammar(lang)
     if fmt == "function":
         if not supports_functions(lang):
             raise ValueError(f"the function reply format does not support {lang.name}; use diff or full")
@@ -96,7 +115,7 @@ def grammar_for(fmt: str, language: Language | str) -> str:
 _FIRST_LINE = "Reply format: one short line saying what you change (at most 15 words), then "
 
 
-def format_instructions(fmt: str, language: Language | str) -> str:
+def format_instructions(fmt: str, language: Language | str, blocks: int = 0) -> str:
     """Short instructions for reply format ``fmt`` with a fill-in template.
 
     The template holds placeholders, not a worked example: a small model copies a concrete
@@ -114,10 +133,16 @@ def format_instructions(fmt: str, language: Language | str) -> str:
             "Write nothing else."
         )
     if fmt == "full":
+        # No placeholder line inside the template: small models paste it into their code.
+        if blocks == 0:
+            return (_FIRST_LINE + f"the whole program, rewritten, in one {fence} code block.\n"
+                    "Write nothing after the code block.")
+        what = ("ALL the code of the EVOLVE-BLOCK, rewritten" if blocks == 1 else
+                "the whole program, rewritten, with every EVOLVE-BLOCK marker line kept")
         return (
-            _FIRST_LINE + f"ALL the code of the EVOLVE-BLOCK, rewritten, in one {fence} code block:\n"
-            f"{fence}\n{lang.comment('EVOLVE-BLOCK-START')}\n"
-            "(every line of the block: all of its functions, not only the ones you change)\n"
+            _FIRST_LINE + f"{what}, in one {fence} code block. Write every function of the "
+            "block, not only the ones you change. The code block looks like this:\n"
+            f"{fence}\n{lang.comment('EVOLVE-BLOCK-START')}\n...\n"
             f"{lang.comment('EVOLVE-BLOCK-END')}\n```\n"
             "Write nothing after the code block."
         )

@@ -18,7 +18,8 @@ from cambrian.config import PromptConfig
 from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction
-from cambrian.task.blocks import block_contents
+from cambrian.mutate.tuning_targets import tuning_targets_text
+from cambrian.task.blocks import BlockError, block_contents, parse_regions
 from cambrian.task.folder import Task
 
 TokenCounter = Callable[[str], int]
@@ -67,6 +68,15 @@ def truncate_middle(text: str, limit: int) -> str:
         return ""
     head = limit * 2 // 3
     return text[:head] + "\n[… truncated …]\n" + text[-(limit - head):]
+
+
+def evolve_block_count(source: str) -> int:
+    """How many EVOLVE-BLOCKs ``source`` has (0 without markers or with broken ones)."""
+    try:
+        regions = parse_regions(source)
+    except BlockError:
+        return 0
+    return len(regions.blocks) if regions.has_markers else 0
 
 
 class PromptBuilder:
@@ -154,8 +164,13 @@ class PromptBuilder:
         """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix, and
         ``intent`` (tuning, strategy...) when the mutation schedule chose one."""
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
+        if intent == "tuning":
+            targets = tuning_targets_text(parent.source, self.task.language)
+            task_text += "\n" + targets if targets else ""
+        blocks = evolve_block_count(parent.source)
         instructions = (
-            f"## Your task\n{task_text}\n\n{format_instructions(fmt, self.task.language.name)}"
+            f"## Your task\n{task_text}\n\n"
+            f"{format_instructions(fmt, self.task.language.name, blocks)}"
         )
         current = f"## Current program\n{self._code(parent.source)}"
 

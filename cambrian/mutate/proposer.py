@@ -27,10 +27,12 @@ from cambrian.llm.ensemble import Arm, Ensemble
 from cambrian.mutate.definitions import supports_functions
 from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.patches import PatchError, apply_reply
-from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge
+from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
+from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
 from cambrian.search.novelty import NoveltyFilter
+from cambrian.search.recycling import DeletionFilter, RecyclingVerdict
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -48,6 +50,7 @@ class ProposalRequest:
     inspirations: tuple[ProgramView, ...] = ()
     notes: tuple[str, ...] = ()
     check_novelty: bool = True  # False once a generation has used up its novelty rejections
+    check_recycling: bool = True  # False once it has used up its deletion-filter rejections
     # Stored in the notes of whatever candidate row this proposal produces (which guidance,
     # system prompt, mutation intent... it was given), so the trace can tell.
     tags: dict[str, Any] = field(default_factory=dict)
@@ -63,10 +66,14 @@ class ProposalOutcome:
     fatal: str | None = None  # an error no retry can fix (bad credentials, malformed request)
     budget_exhausted: bool = False
     rejected: bool = False  # a valid program, refused as too similar to an existing one
+    recycled: bool = False  # ...or refused for re-adding what its lineage deleted
 
 
 RETRY_MIN_TEMPERATURE = 0.7
 DUPLICATE_PREFIX = "this exact program was already proposed"
+# Errors that mean the reply gave back the parent's own code.
+NO_CHANGE_ERRORS = ("identical to the current program", "does not change the program",
+                    "identical to the SEARCH lines")
 
 
 def reply_format(model: ModelConfig, kind: str, language: Language) -> str:
@@ -85,6 +92,12 @@ def reply_format(model: ModelConfig, kind: str, language: Language) -> str:
     return "diff"
 
 
+def code_block_stop(fmt: str, model: ModelConfig) -> tuple[str, ...]:
+    """Remote models stop right after the closing fence of a code-block reply instead of adding
+    prose that costs tokens; local models are held to the format by a grammar instead."""
+    return (CODE_BLOCK_STOP,) if fmt in ("full", "function") and model.provider != "local" else ()
+
+
 class Proposer:
     def __init__(
         self,
@@ -94,10 +107,12 @@ class Proposer:
         ensemble: Ensemble,
         budget_check: Callable[[], str | None] = lambda: None,
         novelty: NoveltyFilter | None = None,
+        deletion_filter: DeletionFilter | None = None,
     ) -> None:
         """``budget_check`` is asked before every LLM call; a reason string stops the proposal."""
         self.budget_check = budget_check
         self.novelty = novelty
+        self.deletion_filter = deletion_filter
         self.task = task
         self.config = config
         self.store = store
@@ -131,7 +146,9 @@ class Proposer:
         params = GenerationParams(
             temperature=arm.temperature,
             max_tokens=reply_tokens,
-            grammar=grammar_for(fmt, self.task.language.name) if arm.model.provider == "local" else None,
+            stop=code_block_stop(fmt, arm.model),
+            grammar=(grammar_for(fmt, self.task.language.name, evolve_block_count(request.parent.source))
+                     if arm.model.provider == "local" else None),
         )
         previous_context: int | None = None
         for _ in range(self.config.evolution.max_patch_attempts):
@@ -151,13 +168,13 @@ class Proposer:
                 outcome.errors.append(error)
                 outcome.fatal = f"model '{arm.model.label}': {error}" if fatal else None
                 break  # the provider already retried transient failures
+            response = replace(response, text=stopped_reply_text(response, params.stop))
             child, error, notes = await self._apply(request.parent.source, fmt, response)
             if child is not None:
                 return await self._accept_or_reject(request, arm, context_id, child, notes, outcome)
             self._record_failure(request, arm, context_id, error)
             outcome.errors.append(error)
-            if error.startswith(DUPLICATE_PREFIX):
-                # Continuing the conversation makes a small model repeat itself; start afresh.
+            if self._restart_after(error, arm.model):
                 messages = self._restart(messages, error)
             else:
                 messages = self._continue(messages, response, error, budget, provider.count_tokens)
@@ -174,10 +191,19 @@ class Proposer:
         notes: dict[str, Any],
         outcome: ProposalOutcome,
     ) -> ProposalOutcome:
+        recycling = self._check_recycling(request, child[0])
+        if recycling is not None:
+            notes = {**notes, **recycling.notes()}
+            if recycling.action == "reject":
+                self._record_recycled(request, arm, context_id, child, notes, recycling.reason)
+                outcome.rejected = outcome.recycled = True
+                outcome.errors.append(recycling.reason)
+                return outcome
         if self.novelty is None:
             outcome.candidate_id = self._record_child(request, arm, context_id, child, notes)
             return outcome
-        verdict = await self.novelty.check(child[0], request.island)
+        verdict = await self.novelty.check(child[0], request.island,
+                                           use_judge=request.check_novelty)
         notes = {**notes, "similarity": verdict.similarity, "nearest": verdict.nearest_id}
         if not verdict.novel and request.check_novelty:
             self.store.add_candidate(
@@ -194,6 +220,25 @@ class Proposer:
         outcome.candidate_id = self._record_child(request, arm, context_id, child, notes)
         self.novelty.remember(outcome.candidate_id, request.island, verdict.vector)
         return outcome
+
+    def _check_recycling(self, request: ProposalRequest, source: str) -> RecyclingVerdict | None:
+        """The deletion filter's verdict on a child (``trace_feedback.deletion_filter``); None
+        when it is off, used up for this generation, or the parent fails (re-adding what a
+        breaking edit removed is a legitimate repair)."""
+        if (self.deletion_filter is None or not request.check_recycling
+                or request.kind == "fix" or not request.parent.correct):
+            return None
+        return self.deletion_filter.check(request.parent.id, request.parent.source, source)
+
+    def _record_recycled(self, request: ProposalRequest, arm: Arm, context_id: int,
+                         child: tuple[str, str], notes: dict[str, Any], reason: str) -> None:
+        self.store.add_candidate(
+            generation=request.generation, island=request.island, parent_id=request.parent.id,
+            operator=request.kind, status="rejected", language=self.task.language.name,
+            source=child[0], description=child[1], model=arm.model.label,
+            context_id=context_id, error=reason,
+            notes={**request.tags, **notes, "temperature": arm.temperature, "arm": arm.key},
+        )
 
     # ------------------------------------------------------------------ steps
 
@@ -230,6 +275,8 @@ class Proposer:
                 message = f"reply hit the {response.usage.completion_tokens}-token limit; {message}"
             return None, message, {}
         notes = {"format": fmt, "edits": patch.n_edits, "apply_notes": list(patch.notes)}
+        if response.truncated:  # cut at the token limit, yet complete enough to apply
+            notes["truncated_reply"] = True
         source = patch.source
         if fmt == "full" and self.task.language.name == "python":
             missing = missing_required_definitions(parent_source, source)
@@ -262,10 +309,20 @@ class Proposer:
         # The conversation no longer fits: start over, carrying only the error forward.
         return messages[:-1] + (Message("user", messages[-1].content + "\n\n" + retry.content),)
 
+    def _restart_after(self, error: str, model: ModelConfig) -> bool:
+        """Whether the next attempt starts from the original prompt instead of continuing the
+        conversation: always after a reply that repeats a program (shown its own reply, a model
+        sends it again), and for local models unless configured otherwise."""
+        if error.startswith(DUPLICATE_PREFIX) or any(text in error for text in NO_CHANGE_ERRORS):
+            return True
+        style = self.config.prompt.retry_style
+        return style == "restart" or (style == "auto" and model.provider == "local")
+
     def _restart(self, messages: tuple[Message, ...], error: str) -> tuple[Message, ...]:
-        """The original prompt again, with the refusal noted at its end."""
+        """The original prompt again, with the refusal of the previous reply noted at its end."""
         original = messages[:2]
-        note = f"\n\nNote: {error}."
+        note = (f"\n\nYour previous reply to this request was refused: {error.strip().rstrip('.')}. "
+                "Avoid that mistake this time.")
         return original[:-1] + (Message("user", original[-1].content + note),)
 
     # ------------------------------------------------------------------ records

@@ -9,9 +9,10 @@ A fence that is opened but never closed means the reply was cut off, which is re
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cambrian.llm.base import LLMResponse
 from cambrian.mutate.patch_types import TRUNCATED_FENCE_MESSAGE, PatchError
 from cambrian.task.blocks import line_text, split_lines
 from cambrian.task.languages import GENERIC, Language, language_for_fence_tag
@@ -21,6 +22,8 @@ _FENCE_CLOSE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*$")
 _TRAILING_FENCE = re.compile(r"\s*(`{3,}|~{3,})[\w+#.-]*\s*$")
 _DESCRIPTION_PREFIX = re.compile(r"^(description|summary|change|changes|idea)\s*:\s*", re.IGNORECASE)
 MAX_DESCRIPTION_CHARS = 200
+# The stop sequence that ends a code-block reply at its closing fence (not part of the text).
+CODE_BLOCK_STOP = "\n```\n"
 
 
 @dataclass(frozen=True)
@@ -113,3 +116,19 @@ def extract_description(text: str, starts_code: Callable[[str], bool] = is_fence
             return ""
         return clean_description(line_text(line))
     return ""
+
+
+def stopped_reply_text(reply: LLMResponse | str, stop: Sequence[str]) -> str:
+    """The reply text with the closing fence put back when generation ended on the
+    :data:`CODE_BLOCK_STOP` sequence (which servers leave out of the text). A reply cut at the
+    token limit stays cut, so that it is still reported as truncated."""
+    if isinstance(reply, str):
+        text = reply
+    elif reply.truncated:
+        return reply.text
+    else:
+        text = reply.text
+    if CODE_BLOCK_STOP not in stop:
+        return text
+    fences = sum(1 for line in text.splitlines() if _FENCE_OPEN.match(line))
+    return text.rstrip("\n") + "\n```\n" if fences % 2 else text

@@ -105,6 +105,13 @@ class Selector(ABC):
         """A short summary for ``cambrian status`` (archive sizes, islands, cells...)."""
         return {"programs": len(self.programs)}
 
+    def snapshot(self) -> dict[str, Any]:
+        """Where the archive's programs sit (island membership, archive ids), as plain JSON
+        values. The engine stores it at every commit, so the search state can be inspected in
+        the store, and checks on resume that replaying the history rebuilt the same archive.
+        Keep it cheap and bounded: it is written with every commit."""
+        return {"programs": len(self.programs)}
+
 
 def commit_rng(seed: int, candidate_id: int) -> np.random.Generator:
     """The random generator a selector uses while taking in ``candidate_id``: a pure function of

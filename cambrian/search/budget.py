@@ -17,6 +17,11 @@ from cambrian.config import BudgetConfig
 from cambrian.store.store import Store
 
 
+# What only a running session writes, with the time it was committed. (Not the events: a
+# config override or guidance change may be written while the run is down.)
+_ACTIVITY_TABLES = ("candidates", "evaluations", "contexts")
+
+
 @dataclass(frozen=True)
 class Spend:
     cost_usd: float
@@ -33,10 +38,40 @@ class BudgetManager:
         self._earlier_sessions_s = self._previous_active_time()
 
     def _previous_active_time(self) -> float:
-        """Active seconds of earlier sessions (a resumed run keeps its clock)."""
-        starts = [e["created_at"] for e in self.store.events("session_start")]
-        ends = [e["created_at"] for e in self.store.events("session_end")]
-        return sum(max(0.0, end - start) for start, end in zip(starts, ends))
+        """Active seconds of earlier sessions (a resumed run keeps its clock).
+
+        A session runs from its ``session_start`` to its ``session_end``; a session killed
+        before it could write one ends at its last committed activity, so the time the run was
+        down does not count as run time.
+        """
+        marks = self.store.execute(
+            "SELECT kind, created_at FROM events WHERE kind IN ('session_start', 'session_end') "
+            "ORDER BY id").fetchall()
+        total, started = 0.0, None
+        for kind, at in marks:
+            if kind == "session_start":
+                if started is not None:  # the previous session was killed
+                    total += self._last_activity(started, at) - started
+                started = float(at)
+            elif started is not None:
+                total += max(0.0, float(at) - started)
+                started = None
+        if started is not None:
+            total += self._last_activity(started, None) - started
+        return total
+
+    def _last_activity(self, since: float, until: float | None) -> float:
+        """The latest commit in [since, until): a killed session's end."""
+        latest = since
+        bound = "" if until is None else " AND created_at < ?"
+        params = (since,) if until is None else (since, until)
+        for table in _ACTIVITY_TABLES:
+            row = self.store.execute(
+                f"SELECT MAX(created_at) FROM {table} WHERE created_at >= ?{bound}", params
+            ).fetchone()
+            if row and row[0] is not None:
+                latest = max(latest, float(row[0]))
+        return latest
 
     def elapsed_s(self) -> float:
         return self._earlier_sessions_s + time.monotonic() - self._session_start

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from cambrian.config import RunConfig
-from cambrian.evaluate.judge.tiers import stage_results
+from cambrian.evaluate.judge.tiers import evaluation_warnings, is_screened, stage_results
 from cambrian.evaluate.result import EvaluationResult
 from cambrian.guidance import GuidanceBoard
 from cambrian.evaluate.runner import ProgramEvaluator
@@ -31,11 +31,14 @@ from cambrian.search.budget import BudgetManager
 from cambrian.meta.prompt_archive import build_prompt_archive
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.search.novelty import build_novelty_filter
+from cambrian.search.recycling import build_deletion_filter, parent_view
 from cambrian.search.hooks import Assistant, HookServices, LoopHooks
 from cambrian.search.registry import make_hooks, make_selector
 from cambrian.search.requests import RequestBuilder
 from cambrian.search.side_work import PeriodicJob, SideWork
-from cambrian.store.store import CandidateRow, Store, source_hash
+from cambrian.search.tune_step import build_tune_operator
+from cambrian.search.snapshot import save_snapshot, verify_snapshot
+from cambrian.store.store import EVALUATED_STATUSES, CandidateRow, Store, source_hash
 from cambrian.task.folder import Task
 
 EventCallback = Callable[[str, dict[str, Any]], None]
@@ -84,13 +87,22 @@ class Evolution:
         if saved_rng is not None:
             self.rng.bit_generator.state = saved_rng
         self.ensemble = Ensemble(config.llm, providers)
-        self.novelty = build_novelty_filter(config, store, self.ensemble)
-        self.scratchpad = build_scratchpad(config, store, self.ensemble, run_dir, self.maximize)
+        self.novelty = build_novelty_filter(  # its judge call belongs to a proposal in flight
+            config, store, self.ensemble, lambda: self.budget.stop_reason(self._proposals_in_flight))
+        self.scratchpad = build_scratchpad(config, store, self.ensemble, run_dir, self.maximize,
+                                           self._side_call_stop)
         self.mutation_schedule = build_mutation_schedule(config, store, self.maximize)
+        feedback = config.trace_feedback  # what the trace analyses feed back (seed 001 §6)
+        self.deletion_filter = build_deletion_filter(feedback, store, task.language.name)
+        self.tuner = build_tune_operator(
+            feedback, store, evaluator.evaluate, language=task.language.name,
+            maximize=self.maximize, seed=config.evolution.seed, work_root=run_dir / "work",
+            stop=lambda: self.budget.stop_reason(), record_child=self._record_direct_child,
+            on_event=lambda kind, data: self.on_event(kind, data))
         self.proposer = Proposer(
             task, config, store, self.ensemble,
             budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight),
-            novelty=self.novelty,
+            novelty=self.novelty, deletion_filter=self.deletion_filter,
         )
         self.selector: Selector = make_selector(config)
         self.hook_services = self._hook_services()
@@ -107,11 +119,12 @@ class Evolution:
         self._last_errors: list[str] = []
         self.budget = BudgetManager(config.budget, store, config.evolution.generations)
         self.requests = RequestBuilder(
-            config, store, self.rng, lambda: self.selector, self.evaluated_children,
+            config, store, self.rng, lambda: parent_view(self.selector, self.deletion_filter),
+            self.evaluated_children,
             guidance=self.guidance, scratchpad=self.scratchpad,
             mutation_schedule=self.mutation_schedule, prompt_archive=self.prompt_archive,
         )
-        self.side_work = SideWork(self._side_jobs())
+        self.side_work = SideWork(self._side_jobs(), self._side_call_stop)
 
     # ------------------------------------------------------------------ fitness
 
@@ -148,7 +161,7 @@ class Evolution:
         model = next((m for m in self.config.llm.models if m.label == label),
                      self.config.llm.models[0])
         return Assistant(self.store, self.ensemble.providers[model.label], model.label,
-                         model.provider == "local")
+                         model.provider == "local", self._side_call_stop)
 
     def _hook_services(self) -> HookServices:
         assistant = self._assistant(self.config.meta.model)
@@ -185,6 +198,7 @@ class Evolution:
         if self.hooks is not None:
             self.hooks.load_state(self.store.get_state("hooks", {}))
         self.ensemble.load_state(self.store.get_state("ensemble", {}))
+        verify_snapshot(self.store, self.selector)  # replay rebuilt the stored archive?
         if self.novelty is not None:
             self.novelty.index = type(self.novelty.index)()
             self.novelty.restore()
@@ -195,11 +209,12 @@ class Evolution:
         if self.hooks is not None:
             self.store.put_state("hooks", self.hooks.state())
         self.store.put_state("ensemble", self.ensemble.state())
+        save_snapshot(self.store, self.selector)
 
     # ------------------------------------------------------------------ budget
 
     def evaluated_children(self) -> int:
-        return max(0, self.store.count("correct", "incorrect") - 1)
+        return max(0, self.store.count(*EVALUATED_STATUSES) - 1)
 
     def stop_reason(self, launching: int = 0) -> str | None:
         """Why no new proposal may start (``launching``: proposals about to start)."""
@@ -213,6 +228,10 @@ class Evolution:
             return (f"the last {self._failed_slots} proposals produced no usable program; "
                     f"last errors: {' | '.join(self._last_errors[-3:])}")
         return None
+
+    def _side_call_stop(self) -> str | None:
+        """Why no LLM call outside a proposal (scratchpad, prompt rewrite, hook step) may start."""
+        return self.budget.stop_reason(self._proposals_in_flight + 1)
 
     def _choose_arm(self) -> Any:
         allowed = None
@@ -267,14 +286,21 @@ class Evolution:
     async def _proposal_slot(self, generation: int) -> int | None:
         """One generation's proposal; the caller counted it in ``_proposals_in_flight``."""
         try:
+            if self.tuner is not None and self.tuner.due(self.evaluated_children()):
+                tuned = await self.tuner.run(generation, self.selector.programs,
+                                             self.evaluated_children())
+                if tuned is not None:  # else: nothing improved; an ordinary proposal follows
+                    return tuned
             direct = self.hooks.direct_child(self.rng) if self.hooks is not None else None
             if direct is not None:
                 return self._record_direct_child(generation, direct)
-            resamples, rejections = 0, 0
+            resamples, rejections, recycled = 0, 0, 0
             while resamples < self.config.evolution.max_patch_resamples:
                 request = self.requests.next(generation)
                 if rejections >= self.config.novelty.max_attempts:
                     request = replace(request, check_novelty=False)
+                if recycled >= self.config.trace_feedback.max_rejections:
+                    request = replace(request, check_recycling=False)
                 arm = self._choose_arm()
                 outcome = await self.proposer.propose(request, arm)
                 self._last_errors = (self._last_errors + outcome.errors)[-5:]
@@ -290,7 +316,9 @@ class Evolution:
                 self.ensemble.observe(arm.key, 0.0)  # a pull that produced nothing new
                 self.store.put_state("ensemble", self.ensemble.state())
                 self.on_event("proposal_failed", {"errors": outcome.errors, "model": arm.key})
-                if outcome.rejected:
+                if outcome.recycled:
+                    recycled += 1  # so have the deletion filter's
+                elif outcome.rejected:
                     rejections += 1  # novelty rejections have their own allowance
                 else:
                     resamples += 1
@@ -311,7 +339,8 @@ class Evolution:
                 generation=generation, island=island, parent_id=child.parent_id,
                 operator=child.operator, status="pending", language=self.task.language.name,
                 source=child.source, description=child.description,
-                notes={"llm_free": True, "other_parents": list(child.other_parent_ids)},
+                notes={"llm_free": True, "other_parents": list(child.other_parent_ids),
+                       **child.notes},
             )
             self.store.add_edge(child.parent_id, candidate_id, "parent", child.operator)
             for other in child.other_parent_ids:
@@ -393,9 +422,14 @@ class Evolution:
         self._failed_slots = 0
         self._screened_out = 0
         correct = result.correct and result.combined_score is not None
-        status = "correct" if correct else "incorrect"
+        # Screened at a tiered quick stage: no full-set score, so no fitness (judge/tiers.py).
+        status = "screened" if is_screened(result) else "correct" if correct else "incorrect"
+        warnings = [(kind, {**payload, "candidate_id": row.id})
+                    for kind, payload in evaluation_warnings(result)]  # e.g. remote scorer down
         previous_best = self._best_fitness
         with self.store.transaction():
+            for kind, payload in warnings:
+                self.store.add_event(kind, payload)
             for stage, stage_result in stage_results(result):  # tiered evaluation: one row each
                 self.store.add_evaluation(row.id, stage_result, stage=stage)
             self.store.add_evaluation(row.id, result)  # "main", last: what the search uses
@@ -408,8 +442,12 @@ class Evolution:
                 self.mutation_schedule.observe(committed)
             for kind, payload in self._take_in(record):
                 self.store.add_event(kind, payload)
+                if self.novelty is not None:  # a migrated program joins its new island's index
+                    self.novelty.follow(kind, payload)
             self._save_search_state()
         self.requests.forget(row.id)
+        for kind, payload in warnings:
+            self.on_event(kind, payload)
         if self._best_fitness is not None and self._best_fitness != previous_best:
             self._write_best(row.id)
         self.on_event("evaluated", {
@@ -452,10 +490,8 @@ class Evolution:
         for row in self.store.candidates("pending"):
             if row.id == 1:
                 await self._evaluate(row)
-        if self.novelty is not None and not self.novelty.index:
-            initial = self.store.candidate(1)
-            verdict = await self.novelty.check(initial.source or "", initial.island or 0)
-            self.novelty.remember(1, initial.island or 0, verdict.vector)
+        if self.novelty is not None:  # every island's index starts with the initial program
+            await self.novelty.index_initial(self.store.candidate(1))
         queue: list[CandidateRow] = self.store.candidates("pending")
         proposals: set[asyncio.Task[int | None]] = set()
         evaluations: set[asyncio.Task[None]] = set()

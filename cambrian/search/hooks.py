@@ -18,7 +18,7 @@ after every commit and hands it back through ``load_state`` on resume.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,21 @@ from cambrian.store.store import Store
 CaseEvaluator = Callable[[str, Sequence[str], Path], Awaitable[dict[str, float]]]
 
 
-class Assistant:
-    """One LLM used for an algorithm's own requests; every call is stored as a context."""
+BudgetCheck = Callable[[], str | None]
 
-    def __init__(self, store: Store, provider: LLMProvider, model_label: str, is_local: bool) -> None:
+
+class Assistant:
+    """One LLM used for the run's own requests (an algorithm's hooks, prompt rewrites, the
+    problem brief...); every call is stored as a context. ``budget_check`` is asked before each
+    call: once a budget cap is reached no new call starts."""
+
+    def __init__(self, store: Store, provider: LLMProvider, model_label: str, is_local: bool,
+                 budget_check: BudgetCheck | None = None) -> None:
         self.store = store
         self.provider = provider
         self.model_label = model_label
         self.is_local = is_local
+        self.budget_check = budget_check
 
     async def ask(
         self,
@@ -50,7 +57,10 @@ class Assistant:
         grammar: str | None = None,
         system: str | None = None,
     ) -> str | None:
-        """The reply text, or None when the call failed (the failure is stored)."""
+        """The reply text, or None when the call failed (the failure is stored) or a budget cap
+        forbids it (an ``llm_call_skipped`` event says why)."""
+        if skipped_for_budget(self.store, self.budget_check, purpose):
+            return None
         messages = ((Message("system", system),) if system else ()) + (Message("user", prompt),)
         request = LLMRequest(messages, GenerationParams(
             temperature=temperature, max_tokens=max_tokens,
@@ -64,6 +74,15 @@ class Assistant:
         self.store.add_context(purpose=purpose, model=self.model_label, provider="",
                                request=request, response=response)
         return response.text
+
+
+def skipped_for_budget(store: Store, budget_check: BudgetCheck | None, purpose: str) -> bool:
+    """True (and recorded as an event) when a budget cap forbids a new LLM call."""
+    reason = budget_check() if budget_check is not None else None
+    if reason is None:
+        return False
+    store.add_event("llm_call_skipped", {"purpose": purpose, "reason": reason})
+    return True
 
 
 @dataclass
@@ -87,6 +106,7 @@ class DirectChild:
     operator: str
     description: str = ""
     other_parent_ids: tuple[int, ...] = ()
+    notes: dict[str, Any] = field(default_factory=dict)  # merged into the child's notes
 
 
 class LoopHooks:

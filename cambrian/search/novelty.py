@@ -1,18 +1,30 @@
 """Novelty rejection sampling (seed 000 §3.2).
 
 The mutable code of a proposal is embedded and compared (cosine) with the programs already on
-the same island. Above the threshold, an optional LLM judge decides whether the proposal is
-meaningfully different anyway; otherwise it is rejected, stored with its reason, and the engine
-samples a new proposal (up to ``novelty.max_attempts`` rejections per generation).
+the same island. Above the threshold an LLM novelty judge (``novelty.judge``, on by default;
+``novelty_judge.py``) decides whether the proposal is meaningfully different anyway; otherwise,
+or when the judge gives no verdict (its error is stored and logged), the proposal is rejected,
+stored with its reason, and the engine samples a new one (up to ``novelty.max_attempts``
+rejections per generation).
 
-The per-island index is a growing float32 matrix, so a lookup is one matrix-vector product:
-about a millisecond per 10,000 stored programs (see benchmarks/overhead.py).
+Every island's index starts with the initial program; a program that migrates, or seeds a new
+island, is added to that island's index too (it stays in its old island's index: the programs
+there descend from it).
+
+The per-island index is a growing float32 matrix, so a lookup is one matrix-vector product,
+bound by memory bandwidth (100,000 384-d vectors are 150 MB). ``benchmarks/overhead.py``
+measures it; on a loaded 2-core machine, with 100,000 embeddings on one island (the worst case):
+about 40 ms per lookup, 2 s to build the index vector by vector, 4.4 s to restore it from the
+store on resume; negligible beside the LLM call each lookup follows.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,20 +32,34 @@ from cambrian.config import ConfigError, NoveltyConfig, RunConfig
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
 from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.ensemble import Ensemble
-from cambrian.store.store import Store
+from cambrian.search.novelty_judge import (
+    JUDGE_GRAMMAR,
+    JUDGE_MAX_TOKENS,
+    judge_prompt,
+    parse_judge_reply,
+)
+from cambrian.store.store import CandidateRow, Store
 from cambrian.task.blocks import block_contents
 
-JUDGE_GRAMMAR = 'root ::= "NOVEL" | "NOT_NOVEL"'
+__all__ = ["JUDGE_GRAMMAR", "NoveltyFilter", "NoveltyVerdict", "SimilarityIndex",
+           "build_novelty_filter"]
+
+log = logging.getLogger(__name__)
 
 
 class SimilarityIndex:
-    """Unit vectors per island with their candidate ids."""
+    """Unit vectors per island with their candidate ids (a program may sit on several islands)."""
 
     def __init__(self) -> None:
         self._vectors: dict[int, np.ndarray] = {}
         self._ids: dict[int, list[int]] = {}
+        self._members: dict[int, set[int]] = {}
+        self._home: dict[int, tuple[int, int]] = {}  # candidate -> (island, row) of its vector
 
     def add(self, island: int, candidate_id: int, vector: np.ndarray) -> None:
+        members = self._members.setdefault(island, set())
+        if candidate_id in members:
+            return
         ids = self._ids.setdefault(island, [])
         matrix = self._vectors.get(island)
         if matrix is None:
@@ -42,7 +68,19 @@ class SimilarityIndex:
             matrix = np.vstack([matrix, np.zeros_like(matrix)])  # double the capacity
         matrix[len(ids)] = vector
         self._vectors[island] = matrix
+        self._home.setdefault(candidate_id, (island, len(ids)))
         ids.append(candidate_id)
+        members.add(candidate_id)
+
+    def vector(self, candidate_id: int) -> np.ndarray | None:
+        home = self._home.get(candidate_id)
+        return None if home is None else self._vectors[home[0]][home[1]]
+
+    def contains(self, island: int, candidate_id: int) -> bool:
+        return candidate_id in self._members.get(island, ())
+
+    def islands(self) -> list[int]:
+        return sorted(island for island, ids in self._ids.items() if ids)
 
     def nearest(self, island: int, vector: np.ndarray) -> tuple[float, int] | None:
         ids = self._ids.get(island)
@@ -75,6 +113,10 @@ class NoveltyFilter:
         judge: LLMProvider | None = None,
         judge_label: str = "",
         judge_is_local: bool = False,
+        *,
+        num_islands: int = 1,
+        initial_id: int = 1,
+        budget_check: Callable[[], str | None] | None = None,
     ) -> None:
         self.config = config
         self.embedder = embedder
@@ -82,59 +124,111 @@ class NoveltyFilter:
         self.judge = judge
         self.judge_label = judge_label
         self.judge_is_local = judge_is_local
+        self.num_islands = num_islands
+        self.initial_id = initial_id
+        self.budget_check = budget_check or (lambda: None)  # asked before every judge call
         self.index = SimilarityIndex()
 
-    def restore(self) -> None:
-        for candidate_id, island, vector in self.store.embeddings(self.embedder.name):
-            self.index.add(island, candidate_id, vector)
+    # ------------------------------------------------------------------ index
 
-    async def check(self, source: str, island: int) -> NoveltyVerdict:
-        vector = (await self.embedder.embed(["\n".join(block_contents(source))]))[0]
+    def restore(self) -> None:
+        """Rebuild the index from the stored embeddings and the selector's island events."""
+        for candidate_id, island, vector in self.store.embeddings(self.embedder.name):
+            for target in self._islands_of(candidate_id, island):
+                self.index.add(target, candidate_id, vector)
+        for kind in ("migration", "island_spawned"):
+            for event in self.store.events(kind):
+                self.follow(kind, event["payload"])
+
+    def _islands_of(self, candidate_id: int, island: int) -> range | list[int]:
+        return range(self.num_islands) if candidate_id == self.initial_id else [island]
+
+    async def index_initial(self, initial: CandidateRow) -> None:
+        """Put the initial program on every island's index (embedding it once)."""
+        vector = self.index.vector(initial.id)
+        if vector is None:
+            vector = await self._embed(initial.source or "")
+            self.store.add_embedding(initial.id, self.embedder.name, vector)
+        for island in range(self.num_islands):
+            self.index.add(island, initial.id, vector)
+
+    def follow(self, kind: str, payload: dict[str, Any]) -> None:
+        """A selector event: a migrated program, or the seed of a new island, joins that
+        island's index (programs never embedded, e.g. LLM-free children, are skipped)."""
+        if kind == "migration":
+            arrivals = [(m["to_island"], m["candidate_id"]) for m in payload.get("moves", [])]
+        elif kind == "island_spawned" and "seed_id" in payload:
+            arrivals = [(payload["island"], payload["seed_id"])]
+        else:
+            return
+        for island, candidate_id in arrivals:
+            vector = self.index.vector(int(candidate_id))
+            if vector is not None:
+                self.index.add(int(island), int(candidate_id), vector)
+
+    def remember(self, candidate_id: int, island: int, vector: np.ndarray) -> None:
+        self.store.add_embedding(candidate_id, self.embedder.name, vector)
+        for target in self._islands_of(candidate_id, island):
+            self.index.add(target, candidate_id, vector)
+
+    # ------------------------------------------------------------------ decisions
+
+    async def _embed(self, source: str) -> np.ndarray:
+        return (await self.embedder.embed(["\n".join(block_contents(source))]))[0]
+
+    async def check(self, source: str, island: int, *, use_judge: bool = True) -> NoveltyVerdict:
+        """``use_judge=False`` when the verdict will not be used (the generation has spent its
+        rejections): no judge call is spent on it."""
+        vector = await self._embed(source)
         nearest = self.index.nearest(island, vector)
         if nearest is None or nearest[0] <= self.config.threshold:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))
         similarity, nearest_id = nearest
-        if self.judge is None:
+        too_similar = f"too similar to program {nearest_id} (cosine {similarity:.3f})"
+        if self.judge is None or not use_judge:
+            return NoveltyVerdict(False, vector, similarity, nearest_id, too_similar)
+        stop = self.budget_check()
+        if stop is not None:
             return NoveltyVerdict(False, vector, similarity, nearest_id,
-                                  f"too similar to program {nearest_id} (cosine {similarity:.3f})")
-        novel, context_id = await self._ask_judge(source, nearest_id)
-        reason = "" if novel else (f"too similar to program {nearest_id} (cosine {similarity:.3f}) "
-                                   "and the novelty judge found no meaningful difference")
+                                  f"{too_similar}; the novelty judge was not asked: {stop}")
+        novel, context_id, problem = await self._ask_judge(source, nearest_id)
+        if problem:
+            log.warning("novelty judge gave no verdict (context %s): %s", context_id, problem)
+            self.store.add_event("novelty_judge_error", {"context_id": context_id,
+                                                         "nearest_id": nearest_id, "error": problem})
+            reason = f"{too_similar}; the novelty judge gave no verdict ({problem})"
+        else:
+            reason = "" if novel else f"{too_similar} and the novelty judge found no meaningful difference"
         return NoveltyVerdict(novel, vector, similarity, nearest_id, reason, context_id)
 
-    def remember(self, candidate_id: int, island: int, vector: np.ndarray) -> None:
-        self.store.add_embedding(candidate_id, self.embedder.name, vector)
-        self.index.add(island, candidate_id, vector)
-
-    async def _ask_judge(self, source: str, nearest_id: int) -> tuple[bool, int]:
+    async def _ask_judge(self, source: str, nearest_id: int) -> tuple[bool, int, str]:
+        """(novel, context id, problem); a problem (failed call, reply without a verdict) means
+        the judge did not decide and the embedding's verdict stands."""
         assert self.judge is not None
         existing = self.store.candidate(nearest_id).source or ""
-        prompt = (
-            "Two versions of a program follow. Decide whether the NEW one is meaningfully "
-            "different from the EXISTING one: a different algorithm, strategy or structure counts; "
-            "renamed variables, reformatting, comments or small constant changes do not.\n\n"
-            f"## EXISTING\n```\n{chr(10).join(block_contents(existing))}\n```\n\n"
-            f"## NEW\n```\n{chr(10).join(block_contents(source))}\n```\n\n"
-            "Answer with exactly one word: NOVEL or NOT_NOVEL."
-        )
         request = LLMRequest(
-            (Message("user", prompt),),
-            GenerationParams(temperature=0.0, max_tokens=8,
+            (Message("user", judge_prompt(existing, source)),),
+            GenerationParams(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS,
                              grammar=JUDGE_GRAMMAR if self.judge_is_local else None),
         )
         try:
             response = await self.judge.complete(request)
         except LLMError as exc:
+            error = f"{type(exc).__name__}: {exc}"
             context_id = self.store.add_context(purpose="novelty", model=self.judge_label,
                                                 provider="", request=request, response=None,
-                                                error=str(exc))
-            return True, context_id  # no verdict: do not lose the proposal
+                                                error=error)
+            return False, context_id, error
         context_id = self.store.add_context(purpose="novelty", model=self.judge_label, provider="",
                                             request=request, response=response)
-        return not response.text.strip().upper().startswith("NOT"), context_id
+        verdict = parse_judge_reply(response.text)
+        if verdict is None:
+            return False, context_id, f"unreadable reply {response.text.strip()[:80]!r}"
+        return verdict, context_id, ""
 
 
-def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble) -> NoveltyFilter | None:
+def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
+                         budget_check: Callable[[], str | None] | None = None) -> NoveltyFilter | None:
     settings = config.novelty
     if not settings.enabled:
         return None
@@ -150,4 +244,5 @@ def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble) ->
         if label not in models:
             raise ConfigError(f"novelty.judge_model '{label}' is not one of llm.models: {sorted(models)}")
         judge, local = ensemble.providers[label], models[label].provider == "local"
-    return NoveltyFilter(settings, embedder, store, judge, label, local)
+    return NoveltyFilter(settings, embedder, store, judge, label, local,
+                         num_islands=config.database.num_islands, budget_check=budget_check)

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 
 from cambrian.config import RunConfig
+from cambrian.evaluate.judge.verdicts import Verdict
 from cambrian.guidance import GuidanceBoard
-from cambrian.mutate.prompts import ProgramView
+from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.search.algorithm import Selector
-from cambrian.store.store import Store
+from cambrian.search.recycling import deletion_history_note
+from cambrian.store.store import EVALUATED_STATUSES, Store
 
 
 class RequestBuilder:
@@ -73,9 +75,13 @@ class RequestBuilder:
         context) and the co-evolved system prompt."""
         request = self._parent_request(generation)
         guidance, tags = self._human_guidance()
+        failure, failure_tags = failed_attempt_note(self.store, request.parent.id)
         preamble, prompt_tags = self._system_prompt()
-        return replace(request, notes=guidance + request.notes, preamble=preamble,
-                       tags={**request.tags, **tags, **prompt_tags})
+        history, history_tags = deletion_history_note(  # last: the first note a tight prompt drops
+            self.store, self.config.trace_feedback, request.parent.id)
+        return replace(request, notes=guidance + failure + request.notes + history,
+                       preamble=preamble, tags={**request.tags, **tags, **failure_tags,
+                                                **prompt_tags, **history_tags})
 
     def _parent_request(self, generation: int) -> ProposalRequest:
         sample = self.selector().sample(self.rng)
@@ -132,3 +138,50 @@ class RequestBuilder:
         take = min(self.config.meta.per_prompt, len(pool))
         picks = self.rng.choice(len(pool), size=take, replace=False) if take else []
         return tuple(pool[int(i)] for i in sorted(picks))
+
+
+# ---------------------------------------------------------------------- failed-attempt note
+# A child that fails is never a parent, so without this note its compiler or runtime message
+# would reach no prompt once some program is correct. The note goes to proposals that mutate the
+# same parent (not to the whole island): the message names lines and identifiers of code derived
+# from that parent, which would only mislead a proposal working on another program.
+
+FAILED_ATTEMPT_CHARS = 600  # of the message; the whole note stays under ~700 characters
+_FAILED_STATUS = {"incorrect": "incorrect result", "timeout": "time limit exceeded",
+                  "memory": "memory limit exceeded", "crashed": "runtime error",
+                  "invalid_output": "the evaluator's results were unusable"}
+
+
+def _verdict_meaning(code: Any) -> str | None:
+    """"compile error" for a judge's "CE" and so on; None for anything else."""
+    try:
+        return Verdict(str(code)).meaning
+    except ValueError:
+        return None
+
+
+def failed_attempt_note(store: Store, parent_id: int) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """(notes, tags): "your previous attempt from this program failed: ..." while the latest
+    evaluated child of ``parent_id`` failed (a later child that ran clears it)."""
+    row = store.execute(
+        "SELECT c.id, c.status FROM candidates c JOIN evaluations e ON e.candidate_id = c.id "
+        f"WHERE c.parent_id = ? AND c.status IN ({','.join('?' * len(EVALUATED_STATUSES))}) "
+        "GROUP BY c.id ORDER BY MIN(e.id) DESC LIMIT 1",
+        (parent_id, *EVALUATED_STATUSES)).fetchone()
+    if row is None or row[1] != "incorrect":
+        return (), {}
+    result = store.evaluation(int(row[0]))
+    if result is None:
+        return (), {}
+    verdicts = result.extra.get("verdicts") or {}
+    failed = [f"{_verdict_meaning(v) or v} on {n} case{'s' if n != 1 else ''}"
+              for v, n in sorted(verdicts.items()) if v != "AC" and n]
+    verdict = (_verdict_meaning(result.extra.get("verdict"))
+               or ", ".join(failed) or _FAILED_STATUS.get(result.status, result.status))
+    message = (result.error or result.stderr[-4 * FAILED_ATTEMPT_CHARS:]
+               or result.text_feedback).strip()
+    if message.startswith("compile error (") and "\n" in message:
+        message = message.split("\n", 1)[1]  # drop the compiler command line
+    message = truncate_middle(message, FAILED_ATTEMPT_CHARS) or "(no message)"
+    note = f"Your previous attempt from this program failed: {verdict}:\n{message}"
+    return (note,), {"failed_attempt": int(row[0])}

@@ -26,16 +26,21 @@ class PeriodicJob:
 
 
 class SideWork:
-    def __init__(self, jobs: list[PeriodicJob]) -> None:
+    def __init__(self, jobs: list[PeriodicJob],
+                 budget_check: Callable[[], str | None] | None = None) -> None:
         self.jobs = jobs
+        self.budget_check = budget_check
 
     def launch_due(self, evaluated: int) -> list[asyncio.Task[Any]]:
         """Start every job that is due; a job already running or already started at this
-        evaluation count waits (a failed update must not retry in a tight loop)."""
+        evaluation count waits (a failed update must not retry in a tight loop). Once a budget
+        cap is reached no job starts: the run is winding down and the jobs spend LLM calls."""
+        due = [job for job in self.jobs
+               if not job.running and job.started_at != evaluated and job.due(evaluated)]
+        if not due or (self.budget_check is not None and self.budget_check() is not None):
+            return []
         started = []
-        for job in self.jobs:
-            if job.running or job.started_at == evaluated or not job.due(evaluated):
-                continue
+        for job in due:
             job.started_at = evaluated
             job.task = asyncio.create_task(job.start(evaluated), name=job.name)
             started.append(job.task)

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 
 -- Candidates: every proposed program, including failed and rejected ones.
--- status: pending | correct | incorrect | patch_failed | rejected | duplicate
+-- status: pending | correct | incorrect | screened | patch_failed | rejected | duplicate
+-- (screened: stopped at a tiered evaluation's quick stage, so no full-set score)
 CREATE TABLE IF NOT EXISTS candidates (
     id            INTEGER PRIMARY KEY,
     generation    INTEGER NOT NULL,
@@ -130,7 +131,8 @@ CREATE TABLE IF NOT EXISTS meta_notes (
 );
 
 -- Search state that cannot be derived from the history (engine RNG, a selector's own state) as
--- JSON values. Archives are not stored: selectors rebuild them by replaying the evaluations.
+-- JSON values. Selectors rebuild archives by replaying the evaluations; `archive_snapshot` is a
+-- copy of the archive's membership for inspection, checked against the replay on resume.
 CREATE TABLE IF NOT EXISTS search_state (
     key    TEXT PRIMARY KEY,
     value  TEXT NOT NULL

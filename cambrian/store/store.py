@@ -23,6 +23,10 @@ from cambrian.llm.base import LLMRequest, LLMResponse
 from cambrian.store.schema import DDL, SCHEMA_VERSION
 
 STORE_FILENAME = "run.sqlite"
+# Candidate statuses with a committed evaluation: each spent a generation of the budget.
+# "screened": stopped at a tiered evaluation's quick stage, no full-set score (judge/tiers.py).
+EVALUATED_STATUSES = ("correct", "incorrect", "screened")
+_EVALUATED_SQL = "('correct','incorrect','screened')"
 
 
 def source_hash(source: str) -> str:
@@ -246,7 +250,7 @@ class Store:
         """The first evaluated candidate with this exact source, if any."""
         row = self._db.execute(
             f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE source_hash=? "
-            "AND status IN ('correct','incorrect') ORDER BY id LIMIT 1",
+            f"AND status IN {_EVALUATED_SQL} ORDER BY id LIMIT 1",
             (digest,),
         ).fetchone()
         return _candidate(row) if row else None
@@ -255,7 +259,7 @@ class Store:
         """The first candidate holding exactly this program (evaluated or waiting)."""
         row = self._db.execute(
             f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE source_hash=? "
-            "AND status IN ('pending','correct','incorrect') ORDER BY id LIMIT 1",
+            f"AND (status='pending' OR status IN {_EVALUATED_SQL}) ORDER BY id LIMIT 1",
             (source_hash(source),),
         ).fetchone()
         return _candidate(row) if row else None
@@ -384,13 +388,13 @@ class Store:
     # ------------------------------------------------------------------ archive / state / events
 
     def evaluated_in_commit_order(self) -> list[tuple[CandidateRow, EvaluationResult]]:
-        """Evaluated candidates (correct or incorrect) in the order their results were committed,
+        """Evaluated candidates (correct, incorrect or screened) in the order their results were committed,
         each with its last evaluation: what selectors replay on resume."""
         rows = self._db.execute(
             f"SELECT {', '.join('c.' + c.strip() for c in _CANDIDATE_COLUMNS.split(','))}, "
             "first.first_id FROM candidates c JOIN (SELECT candidate_id, MIN(id) AS first_id "
             "FROM evaluations GROUP BY candidate_id) first ON first.candidate_id = c.id "
-            "WHERE c.status IN ('correct','incorrect') ORDER BY first.first_id"
+            f"WHERE c.status IN {_EVALUATED_SQL} ORDER BY first.first_id"
         ).fetchall()
         result = []
         for row in rows:

@@ -61,10 +61,13 @@ def _effect(parent: Ancestor, child: Ancestor, maximize: bool) -> str:
 
 
 def deletion_history_text(store: Store, candidate_id: int | str, *,
-                          max_lines: int = DEFAULT_MAX_LINES) -> str:
+                          max_lines: int = DEFAULT_MAX_LINES, as_note: bool = False) -> str:
     """A compact prompt section: non-trivial lines this lineage deleted that the candidate does
     not contain again, most recent deletion first, each with the score effect of the edit that
-    removed it and how often the lineage removed it. Empty when there is nothing to show."""
+    removed it and how often the lineage removed it. Empty when there is nothing to show.
+
+    ``as_note``: the same content as one item of a prompt's bulleted notes (a lead sentence and
+    indented sub-items) instead of a section with its own heading."""
     _, language, maximize = run_facts(store)
     chain = ancestry(store, candidate_id)
     own = sources(store, {chain[0].id}).get(chain[0].id) if chain else None
@@ -93,7 +96,12 @@ def deletion_history_text(store: Store, candidate_id: int | str, *,
     more = len(entries) - len(rows)
     if more > 0:
         rows.append(f"- ... and {more} more")
+    explanation = ("scores before -> after that edit). Adding one back undoes a decision the "
+                   "search already made: do it only when you mean to.")
+    if as_note:
+        return ("Lines this lineage already deleted: earlier edits on this program's line of "
+                "descent removed them (most recent first; " + explanation + "\n"
+                + "\n".join("  " + row for row in rows))
     return ("## Lines this lineage already deleted\n"
             "Earlier edits on this program's line of descent removed these lines (most recent "
-            "first; scores before -> after that edit). Adding one back undoes a decision the "
-            "search already made: do it only when you mean to.\n" + "\n".join(rows) + "\n")
+            "first; " + explanation + "\n" + "\n".join(rows) + "\n")

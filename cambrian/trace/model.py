@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 # Candidate statuses (Cambrian's vocabulary; importers map foreign states onto it).
-STATUSES = ("pending", "correct", "incorrect", "patch_failed", "rejected", "duplicate")
-EVALUATED_STATUSES = ("correct", "incorrect")
+# "screened": stopped at a tiered evaluation's quick stage, with no full-set score.
+STATUSES = ("pending", "correct", "incorrect", "screened", "patch_failed", "rejected",
+            "duplicate")
+EVALUATED_STATUSES = ("correct", "incorrect", "screened")
 
 
 def sha256_text(text: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from cambrian.config import build_config
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
 from cambrian.mutate.patches import PATCH_FORMATS, PatchError, apply_reply
+from cambrian.mutate.reply_text import stopped_reply_text
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
 from cambrian.task.blocks import BlockError
@@ -144,7 +145,10 @@ async def replay_context(trace: Trace, provider: LLMProvider, evaluate: Evaluate
     if parent_id is None or parent_source is None:
         raise ValueError(f"candidate {child.id} has no parent program to apply replies to")
     language = child.language or trace.run.language
-    fmt = infer_format(child, parent_source, context.response_text, language)
+    stored_reply = context.response_text
+    if stored_reply is not None and context.finish_reason != "length":
+        stored_reply = stopped_reply_text(stored_reply, tuple(context.params.get("stop") or ()))
+    fmt = infer_format(child, parent_source, stored_reply, language)
     original_score = child.score if child.status == "correct" else None
     report = ReplayReport(context_id=context.id, candidate_id=child.id, parent_id=parent_id,
                           original_model=context.model, replay_model=provider.model,
@@ -161,8 +165,9 @@ async def replay_context(trace: Trace, provider: LLMProvider, evaluate: Evaluate
                 return ReplayTrial(index, False, False, False, None, None,
                                    error=f"{type(exc).__name__}: {exc}")
         digest = sha256_text(response.text)
+        text = stopped_reply_text(response, request.params.stop)
         try:
-            source = _reply_program(fmt, parent_source, response.text, language)
+            source = _reply_program(fmt, parent_source, text, language)
         except (PatchError, BlockError, ValueError) as exc:
             return ReplayTrial(index, False, False, False, None, None, str(exc), digest)
         problem = await asyncio.to_thread(check_syntax, source, language)

@@ -2,12 +2,13 @@
 knobs with Bayesian optimisation through the task's own evaluator, and compare the ceiling with
 the program's score and the run's best.
 
-:func:`tune_program` is the engine-facing operator: it takes any ``evaluate(source) -> score or
-None`` coroutine. Its budget counts the search evaluations (default 24: 8 random points, then
-16 expected-improvement acquisitions); one more evaluation checks that the rewritten program at
-the knobs' defaults scores like the original, and one more scores the original itself unless
-``original_score`` is given. :func:`tune_run` does the same for a candidate of a stored run and
-writes ``<run>/trace/tuning.json`` for the report.
+:func:`tune_program` is the engine-facing operator (the search's ``tune`` mutation,
+``cambrian/search/tune_step.py``, calls it with the run's own evaluator): it takes any
+``evaluate(source) -> score or None`` coroutine. Its budget counts the search evaluations
+(default 24: 8 random points, then 16 expected-improvement acquisitions); one more evaluation
+checks that the rewritten program at the knobs' defaults scores like the original, and one more
+scores the original itself unless ``original_score`` is given. :func:`tune_run` does the same
+for a candidate of a stored run and writes ``<run>/trace/tuning.json`` for the report.
 """
 
 from __future__ import annotations

@@ -57,6 +57,15 @@ def test_variants_vary_what_the_paper_ablates():
         models = [m["model"] for m in config["models"]]
         assert len(models) == 2 and all(m in LOCAL_MODELS for m in models)
         assert all(m["provider"] == "local" for m in config["models"])
+    # The trace analyses fed back into the search: each switch is varied against the reference.
+    feedback = {n: configs[n]["trace_feedback"] for n in configs}
+    assert feedback["weighted"]["deletion_filter"] == "reject"
+    assert feedback["deletion_filter_off"]["deletion_filter"] == "off"
+    assert feedback["deletion_filter_penalise"]["deletion_filter"] == "penalise"
+    assert feedback["weighted"]["deletion_history_in_prompt"] is True
+    assert feedback["deletion_history_off"]["deletion_history_in_prompt"] is False
+    assert feedback["weighted"]["tune_operator"] is False
+    assert feedback["tune_on"]["tune_operator"] is True
 
 
 def test_unknown_ablation_names_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path):

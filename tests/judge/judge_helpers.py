@@ -7,6 +7,7 @@ easy to provoke with real programs.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -53,3 +54,50 @@ def reach_judge(language: str, **overrides: Any) -> dict[str, Any]:
     }
     judge.update(overrides)
     return judge
+
+
+# A full task folder for runs through the engine: the reach task with a Python program whose
+# answer the scripted LLM rewrites (`return n // 2` -> another expression).
+REACH_INITIAL = """
+    # EVOLVE-BLOCK-START
+    def answer(n):
+        return n // 2
+    # EVOLVE-BLOCK-END
+
+
+    print(answer(int(input())))
+"""
+REACH_STATEMENT = """
+    # Reach
+    Read one integer n and print one integer x with 0 <= x <= n. The score is x.
+"""
+
+
+def write_reach_run_task(folder: Path, **judge_overrides: Any) -> Path:
+    """The reach task as `cambrian run` takes it: program, statement, generator, scorer and a
+    config.yaml whose judge section is `reach_judge("python", **judge_overrides)`."""
+    import yaml
+
+    judge = reach_judge("python", **judge_overrides)
+    config = {"task": {"name": "reach", "direction": "maximize"}, "judge": judge}
+    write_task(folder, {"initial.py": REACH_INITIAL, "problem.md": REACH_STATEMENT,
+                        "gen.py": REACH_GEN, "score.py": REACH_SCORE})
+    (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return folder
+
+
+def answer_diff(expression: str, current: str = "n // 2") -> str:
+    """A SEARCH/REPLACE reply turning `return <current>` into `return <expression>`."""
+    return (f"Return {expression}\n<<<<<<< SEARCH\n    return {current}\n=======\n"
+            f"    return {expression}\n>>>>>>> REPLACE\n")
+
+
+CURRENT_ANSWER = re.compile(r"## Current program\n```[a-z]*\n.*?return ([^\n]+)\n", re.S)
+
+
+def current_answer(messages: list[dict[str, str]]) -> str:
+    """The expression the prompt's current program returns."""
+    user = next(m["content"] for m in messages if m["role"] == "user")
+    found = CURRENT_ANSWER.search(user)
+    assert found, "the prompt shows no current program"
+    return found.group(1)

@@ -53,3 +53,14 @@ async def test_baseline_compiles_and_passes_every_public_case(tmp_path: Path):
     again = await tiered.evaluate((EXAMPLE / "initial.cpp").read_text(), tmp_path / "tiered")
     assert again.combined_score == pytest.approx(result.combined_score)
     assert again.extra["compile"]["cache_hit"] is True
+
+
+def test_the_llm_reads_the_statement_not_the_readme():
+    """README.md is also a problem-statement name; problem.md must win in this folder, and the
+    README (which names the private seeds) must reach no prompt."""
+    from cambrian.api import resolve_config
+    from cambrian.task.folder import load_task
+
+    task = load_task(EXAMPLE, resolve_config(EXAMPLE))
+    assert task.problem_statement == (EXAMPLE / "problem.md").read_text()
+    assert "cambrian generalization" in (EXAMPLE / "README.md").read_text()

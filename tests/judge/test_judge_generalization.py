@@ -21,10 +21,11 @@ import yaml
 from judge_helpers import reach_judge
 from typer.testing import CliRunner
 
+from cambrian.api import start
 from cambrian.evaluate.judge.cli import register
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.evaluate.judge.generalization import best_so_far_chain, generalization_report
-from cambrian.evaluate.judge.task_spec import parse_judge_config
+from cambrian.evaluate.judge.task_spec import expand_seeds, parse_judge_config, resolve_judge_task
 from cambrian.evaluate.result import EvaluationResult
 from cambrian.store.store import STORE_FILENAME, Store
 
@@ -166,13 +167,35 @@ def test_cli_refuses_a_run_without_a_judge_section(tmp_path: Path):
     assert "not a judged run" in " ".join(result.output.split())
 
 
-def test_judge_section_round_trips_through_the_stored_config(example_run):
-    run_dir, _ = example_run
-    store = Store.open(run_dir)
+def test_judge_section_round_trips_through_the_stored_config(tmp_path: Path):
+    """`cambrian generalization` rebuilds the judge from the run's stored config: what a run
+    started from the example stores must parse back to the very section the run used -- the
+    same public and private cases, tiers and remote stage."""
+    evolution = start(EXAMPLE, run_dir=tmp_path / "run", overrides=[
+        "llm.models=[" + json.dumps({"provider": "openai", "model": "unused",
+                                     "base_url": "http://127.0.0.1:9/v1"}) + "]",
+        "judge.public_seeds=[[0,4],[7,9]]", "judge.private_seeds=[2000,2019]",
+        "judge.tiers.quick_cases=3", "judge.remote.url=http://127.0.0.1:9/score",
+        "judge.aggregation=mean_minus_std", "judge.std_penalty=0.25",
+    ])
+    used = evolution.config.judge
+    evolution.store.close()
+    store = Store.open(tmp_path / "run")
     try:
-        parse_judge_config(store.run_info()["config"]["judge"])
+        stored = store.run_info()["config"]["judge"]
     finally:
         store.close()
+
+    parsed = parse_judge_config(stored)
+    assert parsed == used
+    assert expand_seeds(parsed.public_seeds) == [0, 1, 2, 3, 4, 7, 8, 9]
+    assert expand_seeds(parsed.private_seeds) == list(range(2000, 2020))
+    assert parsed.tiers is not None and parsed.tiers.quick_cases == 3
+    assert parsed.tiers.quick_threshold == 0.9  # from the example's config.yaml
+    assert parsed.remote is not None and parsed.remote.url == "http://127.0.0.1:9/score"
+    assert (parsed.aggregation, parsed.std_penalty) == ("mean_minus_std", 0.25)
+    task = resolve_judge_task(EXAMPLE, parsed, "maximize")
+    assert [c.case_id for c in task.private] == [f"seed-{s}" for s in range(2000, 2020)]
 
 
 async def test_failing_a_private_case_counts_as_not_carried_over(reach_task: Path, tmp_path: Path):

@@ -13,10 +13,10 @@ from scripted_server import Reply, ScriptedServer
 from cambrian.evaluate.judge.factory import build_task_evaluator
 from cambrian.evaluate.judge.tiers import (
     TieredEvaluator,
+    is_screened,
     passes_quick,
     reference_from_store,
     relative_shortfall,
-    screened_score,
     stage_results,
 )
 from cambrian.evaluate.result import EvaluationResult
@@ -44,11 +44,6 @@ def test_quick_threshold_is_scale_free_and_direction_aware():
     assert math.isinf(relative_shortfall(-1.0, 0.0, maximize=True))
 
 
-def test_screened_score_sits_below_the_floor_in_either_direction():
-    assert screened_score(40.0, 100.0, floor=80.0, maximize=True) == 20.0
-    assert screened_score(150.0, 100.0, floor=120.0, maximize=False) == 170.0
-
-
 class Run:
     """A run store fed like the engine would: one row per stage, then the final result."""
 
@@ -71,8 +66,8 @@ class Run:
                 self.store.add_evaluation(candidate, stage_result, stage=stage)
             self.store.add_evaluation(candidate, result, stage="main")
             correct = result.correct and result.combined_score is not None
-            self.store.update_candidate(candidate, status="correct" if correct else "incorrect",
-                                        score=result.combined_score)
+            status = "screened" if is_screened(result) else "correct" if correct else "incorrect"
+            self.store.update_candidate(candidate, status=status, score=result.combined_score)
         return candidate
 
 
@@ -111,14 +106,22 @@ async def test_tiers_screen_promote_and_call_the_remote_scorer_only_for_a_new_be
         assert half.public["remote_score"] == 42.0
         assert len(half.extra["cases"]) == 8
 
-        # Far below the best on the quick stage: stops there, ranked below every full program.
+        # Far below the best on the quick stage: stops there, with its real quick-stage score
+        # and no full-set score at all (none is made up for it).
         quarter = await evaluate(fraction_program(1, 4), "quarter")
         assert stage_names(quarter) == ["quick"]
-        assert quarter.status == "ok" and quarter.extra["promoted"] is False
+        assert quarter.status == "ok" and is_screened(quarter)
+        assert quarter.extra["promoted"] is False and quarter.combined_score is None
         assert len(quarter.extra["cases"]) == 2
-        assert quarter.combined_score < half.combined_score
+        quick_stage = quarter.extra["stages"][0]
+        assert quick_stage["passed"] is False
+        assert quarter.extra["quick_score"] == quick_stage["combined_score"]
+        assert quick_stage["combined_score"] == pytest.approx(
+            sum(c["score"] for c in quarter.extra["cases"]) / 2)
+        assert quick_stage["combined_score"] < 0.9 * quick_stage["reference"]
+        assert quick_stage["reference"] == half.extra["stages"][0]["combined_score"]
         assert "Screened out at the quick stage" in quarter.text_feedback
-        assert quarter.extra["stages"][0]["passed"] is False
+        assert "no full public score" in quarter.text_feedback
 
         # Within 10% on the quick stage: full evaluation, but no new best, so no remote call.
         near = await evaluate(fraction_program(95, 200), "near")
@@ -134,11 +137,15 @@ async def test_tiers_screen_promote_and_call_the_remote_scorer_only_for_a_new_be
         assert len(server.received) == 2  # half and whole only
 
     reference = run.best_reference()
-    assert reference["full"] == whole.combined_score
-    assert reference["quick"] == whole.extra["stages"][0]["combined_score"]
-    assert reference["full_floor"] == near.combined_score
-    assert reference["remote"] == 42.0
-    assert quarter.combined_score < reference["full_floor"]
+    assert reference == {"full": whole.combined_score,
+                         "quick": whole.extra["stages"][0]["combined_score"], "remote": 42.0}
+    # Stored: the quick stage row holds the real quick score; the candidate has no score.
+    rows = run.store.execute(
+        "SELECT e.stage, e.combined_score, c.status, c.score FROM evaluations e "
+        "JOIN candidates c ON c.id = e.candidate_id WHERE c.source = ? ORDER BY e.id",
+        (fraction_program(1, 4),)).fetchall()
+    assert rows == [("quick", quarter.extra["quick_score"], "screened", None),
+                    ("main", None, "screened", None)]
 
 
 async def test_unreachable_remote_keeps_the_local_verdict(reach_task: Path, tmp_path: Path):

@@ -359,3 +359,22 @@ async def test_concurrent_calls_are_serialised_and_all_succeed(
 
     assert all(response.text for response in responses)
     assert most_active == 1
+
+
+@pytest.mark.local_llm
+async def test_a_cancelled_call_stops_generating(provider: LocalLlamaProvider) -> None:
+    # Cancelling the awaiting task cannot stop the worker thread; the stop flag does, so a
+    # Ctrl-C or SIGTERM does not wait for thousands of tokens nobody will read.
+    request = _ask("Write the whole numbers from 1 to 5000, one per line.", max_tokens=3000)
+    call = asyncio.create_task(provider.complete(request))
+    await asyncio.sleep(3)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    # The worker holds the model lock until its generation has ended.
+    await asyncio.to_thread(provider._model_lock.acquire)
+    provider._model_lock.release()
+    # It ended long before its 3000 tokens (about 150 are generated in 3 s here).
+    assert provider.last_completion_tokens < 1500
+    reply = await provider.complete(_ask("Say OK.", max_tokens=4))
+    assert reply.text

@@ -130,3 +130,12 @@ def test_a_lone_end_or_start_marker_still_delimits_the_single_block() -> None:
     result = apply_reply("full", parent, only_start, "python")
     assert result.source == parent.replace("x = 1", "x = 3")
     assert any("only an EVOLVE-BLOCK-START" in note for note in result.notes)
+
+
+def test_the_block_alone_with_its_markers_is_not_a_change_outside() -> None:
+    block_only = "# EVOLVE-BLOCK-START\ndef guess(n):\n    return n // 2\n# EVOLVE-BLOCK-END\n"
+    result = apply_reply("full", PROGRAM, fenced(block_only), "python")
+    assert "return n // 2" in result.source and result.notes == []
+    unchanged = "# EVOLVE-BLOCK-START\ndef guess(n):\n    return random.randint(0, n)\n# EVOLVE-BLOCK-END\n"
+    with pytest.raises(PatchError, match="identical to the current program"):
+        apply_reply("full", PROGRAM, fenced(unchanged), "python")

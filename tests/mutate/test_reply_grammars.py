@@ -77,6 +77,7 @@ def _native_parse_ok(grammar: str) -> bool:
 @pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)
 def test_every_grammar_compiles(fmt: str, language: Language) -> None:
     assert _native_parse_ok(grammar_for(fmt, language))
+    assert _native_parse_ok(grammar_for(fmt, language, blocks=1))
 
 
 @needs_llama
@@ -147,6 +148,37 @@ def test_fenced_grammar_structure(vocab_model: object) -> None:
     assert not _accepts(vocab_model, grammar, "```python\n```python\nx\n```")  # no nested fence
 
 
+@pytest.mark.parametrize("language", LANGUAGES, ids=[language.name for language in LANGUAGES])
+def test_one_block_grammar_accepts_the_documented_full_example(vocab_model: object,
+                                                               language: Language) -> None:
+    example = format_example("full", language)
+    assert _accepts(vocab_model, grammar_for("full", language, blocks=1), example.reply)
+
+
+def test_one_block_full_grammar_holds_the_markers_in_place(vocab_model: object) -> None:
+    grammar = grammar_for("full", PYTHON, blocks=1)
+    start, end = "# EVOLVE-BLOCK-START\n", "# EVOLVE-BLOCK-END\n"
+    body = "import math\n\ndef f(x):\n    return math.sqrt(x)  # EVOLVE-BLOCK in a comment is fine\n"
+    assert _accepts(vocab_model, grammar, "Use sqrt.\n```python\n" + start + body + end + "```\n")
+    assert _accepts(vocab_model, grammar, "```python\n" + start + end + "```")  # an empty block
+    # The 1.5B model's failure: the whole file echoed around a second, nested START marker.
+    assert not _accepts(vocab_model, grammar,
+                        "```python\n" + start + "import numpy\n" + start + body + end + "```\n")
+    assert not _accepts(vocab_model, grammar, "```python\n" + body + end + "```\n")  # no START
+    assert not _accepts(vocab_model, grammar, "```python\n" + start + body + "```\n")  # no END
+    assert not _accepts(vocab_model, grammar,
+                        "```python\n" + start + body + end + "def g():\n    pass\n```\n")
+
+
+def test_full_instructions_hold_no_copyable_placeholder_line() -> None:
+    # "(every line of the block ...)" was pasted into the code by the 1.5B model.
+    text = format_instructions("full", "python", blocks=1)
+    assert "# EVOLVE-BLOCK-START\n...\n# EVOLVE-BLOCK-END" in text
+    assert "(" not in text.split("```python\n", 1)[1]
+    assert "EVOLVE-BLOCK-START" not in format_instructions("full", "python", blocks=0)
+    assert "marker line kept" in format_instructions("full", "python", blocks=2)
+
+
 def test_diff_grammar_structure(vocab_model: object) -> None:
     grammar = grammar_for("diff", PYTHON)
     one = "<<<<<<< SEARCH\n    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n"
@@ -171,7 +203,8 @@ def test_meta_scratchpad_and_novelty_judge_grammars(vocab_model: object) -> None
     assert not _accepts(vocab_model, grammar, reply + "4. one\n5. two\n")  # at most 3
     assert parse_scratchpad(reply, 3)[1] == ["shrink radii only where circles touch",
                                              "try a hexagonal layout"]
-    assert _accepts(vocab_model, JUDGE_GRAMMAR, "NOT_NOVEL")
+    assert _accepts(vocab_model, JUDGE_GRAMMAR, "SAME")
+    assert _accepts(vocab_model, JUDGE_GRAMMAR, "DIFFERENT")
     assert not _accepts(vocab_model, JUDGE_GRAMMAR, "maybe")
 
 

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from cambrian.api import resume, start
+from cambrian.config import RunConfig
 from cambrian.llm.embeddings import LocalEmbedder, OpenAIEmbedder, chunk_lines
 from cambrian.search.novelty import SimilarityIndex
+from cambrian.search.novelty_judge import JUDGE_QUESTION
 from cambrian.store.store import Store
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
@@ -63,7 +65,8 @@ def novelty_run(tmp_path: Path, llm: ScriptedLLM, *sets: str):
 
 def test_too_similar_proposals_are_rejected_stored_and_resampled(tmp_path: Path):
     with ScriptedLLM(incrementing) as llm:
-        store = novelty_run(tmp_path, llm, "novelty.threshold=0.5", "novelty.max_attempts=2")
+        store = novelty_run(tmp_path, llm, "novelty.threshold=0.5", "novelty.max_attempts=2",
+                            "novelty.judge=false")
     rejected = store.candidates("rejected")
     assert rejected, "VALUE = 2 is a near copy of VALUE = 1 under a 0.5 threshold"
     for row in rejected:
@@ -78,22 +81,30 @@ def test_too_similar_proposals_are_rejected_stored_and_resampled(tmp_path: Path)
     assert store.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 4  # accepted only
 
 
+def test_the_judge_is_on_by_default_and_switchable():
+    assert RunConfig().novelty.judge is True
+    assert RunConfig.model_validate({"novelty": {"judge": False}}).novelty.judge is False
+
+
 def test_novelty_judge_can_overrule_the_embedding(tmp_path: Path):
     verdicts = []
 
     def reply(messages, index):
-        if "NOVEL or NOT_NOVEL" in messages[-1]["content"]:
-            verdicts.append("NOT_NOVEL" if len(verdicts) % 2 == 0 else "NOVEL")
+        if JUDGE_QUESTION in messages[-1]["content"]:
+            verdicts.append("SAME" if len(verdicts) % 2 == 0 else "DIFFERENT")
             return verdicts[-1]
         return incrementing(messages, index)
 
     with ScriptedLLM(reply) as llm:
-        store = novelty_run(tmp_path, llm, "novelty.threshold=0.5", "novelty.judge=true")
+        store = novelty_run(tmp_path, llm, "novelty.threshold=0.5")  # the judge is on by default
     judged = store.execute("SELECT response_text FROM contexts WHERE purpose='novelty'").fetchall()
-    assert {r[0] for r in judged} == {"NOVEL", "NOT_NOVEL"}
+    assert {r[0] for r in judged} == {"SAME", "DIFFERENT"}
     rejected = store.candidates("rejected")
-    assert rejected and all("novelty judge" in r.error for r in rejected)
+    assert rejected and all("novelty judge found no meaningful difference" in r.error
+                            for r in rejected)
     assert all(r.notes["judge_context"] for r in rejected)
+    accepted = [r for r in store.candidates("correct", "incorrect") if r.id != 1]
+    assert any(r.notes["similarity"] > 0.5 for r in accepted)  # let through by the judge
 
 
 def test_api_embeddings_over_the_openai_protocol(tmp_path: Path):

@@ -114,3 +114,13 @@ def test_every_configured_strategy_is_registered():
     from cambrian.config import ParentSelection
 
     assert set(get_args(ParentSelection)) == set(STRATEGIES)
+
+
+def test_uniform_probabilities_ignore_fitness_and_offspring():
+    pool = members([0.1, 5.0, 0.3, 9.0], [0, 7, 2, 0])
+    rng = np.random.default_rng(3)
+    draws = 40_000
+    counts = np.bincount([STRATEGIES["uniform"](pool, rng, SelectionContext(1)).id
+                          for _ in range(draws)], minlength=5)[1:]
+    # Four members: 1/4 each (binomial standard error about 0.002 at this many draws).
+    assert np.allclose(counts / draws, 0.25, atol=0.01)

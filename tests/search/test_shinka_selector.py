@@ -92,3 +92,38 @@ def test_beam_head_is_state_that_survives_a_restart():
     feed(restarted, [1.0, 3.0, 2.0])
     restarted.load_state(sel.state())
     assert restarted.selection.beam_head == first.parent_id == 2
+
+
+def test_elite_ratio_decides_which_programs_serve_as_archive_inspirations():
+    """Archive inspirations are drawn first from the island's elite (the best ``elite_ratio``
+    share of it), then from the rest. 11 programs, parent = the best (hill climbing), top-k = the
+    next best (id 10); the archive picks come from ids 9..1."""
+
+    def picks(elite_ratio: float, archive_inspirations: int) -> list[set[int]]:
+        sel = selector(num_islands=1, parent_selection="hill_climb", top_k_inspirations=1,
+                       archive_inspirations=archive_inspirations, elite_ratio=elite_ratio)
+        feed(sel, [float(i) for i in range(11)])  # candidate i has fitness i - 1
+        rng = np.random.default_rng(0)
+        samples = [sel.sample(rng) for _ in range(300)]
+        assert all(s.parent_id == 11 and 10 in s.inspiration_ids for s in samples)
+        return [set(s.inspiration_ids) - {10} for s in samples]
+
+    # elite_ratio 0.1: ceil(0.1 * 11) = 2 elite slots, so only the two next best are drawn.
+    assert set().union(*picks(0.1, 1)) == {8, 9}
+    # elite_ratio 1.0: the whole island is elite; every other program gets drawn.
+    assert set().union(*picks(1.0, 1)) == set(range(1, 10))
+    # More picks than elite slots: both elites every time, the rest from the others.
+    for chosen in picks(0.1, 4):
+        assert {8, 9} < chosen and len(chosen) == 4
+
+
+def test_uniform_parent_selection_gives_every_island_member_equal_odds():
+    sel = selector(num_islands=1, parent_selection="uniform", top_k_inspirations=0,
+                   archive_inspirations=0)
+    feed(sel, [0.1, 9.0, 0.3, 5.0, 2.0])
+    sel.on_child(2)  # offspring counts do not matter either
+    sel.on_child(2)
+    rng = np.random.default_rng(11)
+    draws = 25_000
+    counts = np.bincount([sel.sample(rng).parent_id for _ in range(draws)], minlength=6)[1:]
+    assert np.allclose(counts / draws, 0.2, atol=0.012)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from cambrian.search.novelty_judge import JUDGE_QUESTION
+
 Responder = Callable[[list[dict[str, str]], int], str]
 
 
@@ -76,6 +78,9 @@ class ScriptedLLM:
                                          "type": "invalid_request_error", "code": None}}
                 else:
                     text = outer.responder(body.get("messages", []), index)
+                    # Like a real server: the reply ends before the first stop sequence.
+                    for stop in body.get("stop") or []:
+                        text = text.split(stop, 1)[0]
                     payload = {
                         "id": f"chatcmpl-{index}", "object": "chat.completion", "created": 0,
                         "model": body.get("model", "scripted"),
@@ -195,9 +200,11 @@ SCRIPTED_META_REPLY = ("WORKED:\n- raising VALUE\nDID NOT WORK:\n- exceeding the
 def incrementing(messages: list[dict[str, str]], index: int) -> str:
     """Reply with the parent's VALUE raised by (call index + 1), so that replies differ from
     call to call, in whatever format the prompt asked for. Meta-scratchpad requests get a
-    fixed, well-formed set of notes."""
+    fixed, well-formed set of notes; the novelty judge always hears DIFFERENT."""
     if "Update the notes" in messages[-1]["content"]:
         return SCRIPTED_META_REPLY
+    if JUDGE_QUESTION in messages[-1]["content"]:  # the novelty judge: let the proposal through
+        return "DIFFERENT"
     first_user = next(m["content"] for m in messages if m["role"] == "user")
     wants_diff = "SEARCH" in first_user.split("## Your task")[-1]
     return counter_reply(current_value(messages), index + 1, wants_diff)

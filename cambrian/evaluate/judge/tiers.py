@@ -11,23 +11,20 @@ than B. For a positive maximised score that is q >= quick_threshold·B; for a mi
 q <= (2 - quick_threshold)·B. It is invariant to rescaling scores. With no best yet, or no
 quick score on record for it, every candidate is promoted.
 
-Screened candidates (stopped after the quick stage) are correct programs whose score is only an
-estimate, so the search must not rank them above a fully evaluated program. Rule: they get
-status "ok", `extra["promoted"] = False`, and the combined score
+Screened candidates (stopped after the quick stage) have no score on the full public set, and
+none is invented for them. Their result keeps status "ok" (the cases that ran were accepted),
+`combined_score` None, `extra["screened"] = True`, `extra["promoted"] = False` and the real
+quick-stage score in `extra["quick_score"]` (and in the stored "quick" stage row). The engine
+commits them with candidate status "screened": counted as evaluated (a generation was spent),
+never as correct, never the best, and given to the selector as a program without a fitness.
+Why not an estimated fitness in the archive: a quick-stage mean is over different (fewer) cases
+than every archived fitness, so any number derived from it either outranks full-set scores or
+is made up to sit below them; every selector already handles programs without a fitness, and a
+program judged not worth a full evaluation is not one the search should build on either.
 
-    floor - |q - B|   (maximize)        floor + |q - B|   (minimize)
-
-where floor is the worst full-stage score among fully evaluated correct programs (reference key
-"full_floor", falling back to the best's "full"). The gap is positive whenever the threshold was
-missed, so a screened program ranks strictly below every fully evaluated one -- it can never be
-the best-so-far, never unlock the remote stage, never displace an elite -- while screened
-programs still keep their order among themselves (a smaller quick-stage shortfall ranks higher)
-and stay available as low-weight parents. The score scales with the scores, so the rule stays
-scale-free.
-
-The reference is supplied by the engine as `best_reference() -> {"quick", "full", "full_floor",
-"remote"} | None`; `reference_from_store` computes it from a run store holding one evaluations
-row per stage (see `stage_results`).
+The reference is supplied by the engine as `best_reference() -> {"quick", "full", "remote"} |
+None`; `reference_from_store` computes it from a run store holding one evaluations row per stage
+(see `stage_results`).
 """
 
 from __future__ import annotations
@@ -72,9 +69,16 @@ def passes_quick(
     return relative_shortfall(score, reference, maximize) <= (1.0 - threshold) + 1e-9
 
 
-def screened_score(quick: float, reference_quick: float, floor: float, maximize: bool) -> float:
-    gap = abs(quick - reference_quick)
-    return floor - gap if maximize else floor + gap
+def is_screened(result: EvaluationResult) -> bool:
+    """A candidate stopped after the quick stage: correct so far, but with no full-set score."""
+    return result.extra.get("screened") is True
+
+
+def evaluation_warnings(result: EvaluationResult) -> list[tuple[str, dict[str, Any]]]:
+    """(event kind, payload) for problems of the judging infrastructure rather than of the
+    program, which the run should record and show the person running it."""
+    error = result.extra.get("remote_error")
+    return [("remote_scorer_down", {"error": str(error)})] if error else []
 
 
 def beats(score: float, reference: float | None, maximize: bool) -> bool:
@@ -119,8 +123,8 @@ def stage_results(result: EvaluationResult) -> list[tuple[str, EvaluationResult]
 def reference_from_store(store: Any, maximize: bool) -> dict[str, float] | None:
     """The engine's `best_reference()` from a cambrian Store with per-stage evaluation rows.
 
-    Only candidates whose status is 'correct' count; the best is the one with the best
-    full-stage score, and "full_floor" is the worst full-stage score.
+    Only candidates whose status is 'correct' count (screened ones never do); the best is the
+    one with the best full-stage score.
     """
     rows = store.execute(
         "SELECT e.candidate_id, e.stage, e.combined_score FROM evaluations e "
@@ -136,8 +140,7 @@ def reference_from_store(store: Any, maximize: bool) -> dict[str, float] | None:
         return None
     sign = 1.0 if maximize else -1.0
     best = max(full.values(), key=lambda stages: sign * stages[STAGE_FULL])
-    worst = min(full.values(), key=lambda stages: sign * stages[STAGE_FULL])
-    reference = {STAGE_FULL: best[STAGE_FULL], "full_floor": worst[STAGE_FULL]}
+    reference = {STAGE_FULL: best[STAGE_FULL]}
     for stage in (STAGE_QUICK, STAGE_REMOTE):
         if stage in best:
             reference[stage] = best[stage]
@@ -253,23 +256,18 @@ class TieredEvaluator:
         stages: list[dict],
         started: float,
     ) -> EvaluationResult:
+        """The quick stage's own result, marked screened, with no full-set score."""
         assert quick.combined_score is not None and self.tiers is not None
-        floor = self._reference("full_floor")
-        if floor is None:
-            floor = self._reference(STAGE_FULL)
-        if floor is None:
-            floor = reference_quick
-        estimate = screened_score(quick.combined_score, reference_quick, floor, self.maximize)
         percent = round(self.tiers.quick_threshold * 100)
         quick.text_feedback += (
             f"\nScreened out at the quick stage: {quick.combined_score:.6g} on the first "
             f"{self.tiers.quick_cases} public cases is not within {percent}% of the current "
             f"best's {reference_quick:.6g} there, so the other {not_run} public cases were not "
-            f"run. Its recorded score {estimate:.6g} is a placeholder that ranks below every "
-            "fully evaluated program."
+            "run and the program has no full public score."
         )
         quick.extra["quick_score"] = quick.combined_score
-        quick.combined_score = estimate
+        quick.extra["screened"] = True
+        quick.combined_score = None
         return self._finish(quick, stages, STAGE_QUICK, promoted=False, started=started)
 
     @staticmethod

@@ -199,6 +199,12 @@ class AdaEvolveSelector(Selector):
         self.guidance = str(state.get("guidance", ""))
         self.guidance_left = int(state.get("guidance_left", 0))
 
+    def snapshot(self) -> dict[str, Any]:
+        # Island member lists grow with the run; their sizes and bests stay compact.
+        return {"programs": len(self.programs),
+                "islands": [{"size": len(island.members), "best_id": island.best_id}
+                            for island in self.islands]}
+
     def describe(self) -> dict[str, Any]:
         return {
             "programs": len(self.programs),

@@ -176,6 +176,10 @@ class OpenEvolveSelector(Selector):
         picks.sort(key=lambda p: (p.fitness, -p.id))  # strongest closest to the instructions
         return tuple(p.id for p in picks)
 
+    def snapshot(self) -> dict[str, Any]:
+        return {"programs": len(self.programs),
+                "islands": [sorted(island.members) for island in self.islands]}
+
     def describe(self) -> dict[str, Any]:
         return {
             "programs": len(self.programs),

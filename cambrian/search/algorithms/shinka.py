@@ -104,6 +104,11 @@ class ShinkaSelector(Selector):
     def load_state(self, state: dict[str, Any]) -> None:
         self.selection.beam_head = state.get("beam_head")
 
+    def snapshot(self) -> dict[str, Any]:
+        return {"programs": len(self.programs),
+                "islands": [sorted(m.id for m in self.archive.island(i))
+                            for i in range(self.archive.num_islands)]}
+
     def describe(self) -> dict[str, Any]:
         return {
             "programs": len(self.programs),

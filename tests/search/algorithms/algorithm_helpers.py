@@ -78,6 +78,8 @@ def run_algorithm(task: Path, run_dir: Path, llm: ScriptedLLM, algorithm: str, g
     continued = None
     try:
         resumed._restore()
+        # The archive snapshot stored at the last commit is what the replay rebuilt.
+        assert resumed.store.events("archive_snapshot_mismatch") == []
         rebuilt = _snapshot(resumed)
         if continue_to is not None:
             continued = asyncio.run(resumed.run())

@@ -1,0 +1,51 @@
+"""Concrete targets for a "tuning" mutation: the lines of the EVOLVE-BLOCKs that hold numeric
+literals. Told only "tune the parameters", a 1.5B model often sends the function back unchanged;
+shown the lines whose numbers it may change, it nearly always changes one of them.
+"""
+
+from __future__ import annotations
+
+from cambrian.task.languages import Language
+from cambrian.trace.knobs import literal_sites, literal_value
+
+MAX_TARGET_LINES = 8
+MAX_LINE_CHARS = 100
+# Literals that are almost always structure (loop starts, offsets, halving), not settings.
+TRIVIAL_VALUES = frozenset({0.0, 1.0, 2.0})
+
+
+def _is_setting(text: str) -> bool:
+    try:
+        value, _ = literal_value(text)
+    except ValueError:
+        return False
+    return abs(value) not in TRIVIAL_VALUES
+
+
+def tuning_target_lines(source: str, language: Language | str,
+                        limit: int = MAX_TARGET_LINES) -> list[str]:
+    """Distinct stripped lines inside the EVOLVE-BLOCKs with at least one numeric literal that is
+    neither an index or a shape (``a[3]``) nor 0, 1 or 2, in program order, at most ``limit``."""
+    seen: set[int] = set()
+    lines: list[str] = []
+    for site in literal_sites(source, language):
+        if not site.mutable or site.in_subscript or site.line in seen or not _is_setting(site.text):
+            continue
+        text = site.line_text.strip()
+        seen.add(site.line)
+        if not text or text.startswith(("#", "//")) or text in lines:
+            continue
+        lines.append(text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…")
+        if len(lines) >= limit:
+            break
+    return lines
+
+
+def tuning_targets_text(source: str, language: Language | str) -> str:
+    """A prompt paragraph listing the tunable lines ("" when there are none)."""
+    lines = tuning_target_lines(source, language)
+    if not lines:
+        return ""
+    listed = "\n".join(f"- `{line}`" for line in lines)
+    return ("Lines of the EVOLVE-BLOCK with numbers you can change (pick one or two, and change "
+            f"their values):\n{listed}")

@@ -1,0 +1,200 @@
+"""The ``tune`` mutation operator (seed 001 §5.4, B.9, as one step of the search).
+
+The tuning-gap analysis shows that much of an evolutionary gain is parametric: a program's
+numeric knobs, tuned by Bayesian optimisation with its structure fixed, often reach what many
+LLM edits reach. With ``trace_feedback.tune_operator`` on, the search does that itself: every
+``tune_every`` evaluated children, one generation's proposal slot runs a tune step instead of
+asking the LLM for code:
+
+1. the parent is the best correct program that has not been tuned before;
+2. its knobs are found without an LLM (:func:`cambrian.trace.knobs.find_knobs`; EVOLVE-BLOCK
+   literals only) and exposed as a ``PARAMS`` block (Python) or ``#define`` block (C, C++);
+3. :func:`cambrian.trace.tuning.tune_program` runs ``tune_budget`` trials (a third random, the
+   rest Gaussian-process acquisitions) plus one at the defaults through the task's own
+   evaluator, one at a time, each in a scratch folder;
+4. when the best trial beats the parent, the tuned program (the parent's layout with the best
+   values written into its literals) becomes the child: operator ``tune``, edge ``tune``,
+   ``notes.tuning`` holding knobs, values, trial scores and the trial count. It then goes
+   through the evaluation queue like every other child (the engine's LLM-free child path,
+   ``LoopHooks.direct_child``).
+
+Each step is recorded as a ``tune`` event in the same transaction as its child (or alone when
+nothing improved), and the operator's state (steps taken, programs tuned) is read back from
+those events, so a resumed run neither repeats a finished step nor skips a due one; a step
+interrupted by a kill left nothing behind and simply runs again, with the same seed.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cambrian.config import TraceFeedbackConfig
+from cambrian.evaluate.result import EvaluationResult
+from cambrian.search.algorithm import ProgramRecord
+from cambrian.search.hooks import DirectChild
+from cambrian.store.store import Store
+from cambrian.task.blocks import BlockError, check_immutable_unchanged
+from cambrian.trace.run_evaluation import score_of
+from cambrian.trace.tuning import TuningResult, tune_program
+
+# Languages whose knobs tune_program can expose (a PARAMS dict; a #define block).
+TUNABLE_LANGUAGES = frozenset({"python", "c", "cpp"})
+EVENT = "tune"
+
+log = logging.getLogger(__name__)
+
+Evaluate = Callable[[str, Path], Awaitable[EvaluationResult]]
+
+
+class _Stopped(Exception):
+    """A budget cap was reached during the step."""
+
+
+@dataclass(frozen=True)
+class TuneStep:
+    child: DirectChild | None  # None when no trial beat the parent
+    record: dict[str, Any]  # the ``tune`` event's payload (the engine adds the child's id)
+
+
+class TuneOperator:
+    def __init__(self, settings: TraceFeedbackConfig, store: Store, evaluate: Evaluate, *,
+                 language: str, maximize: bool, seed: int, work_root: Path,
+                 stop: Callable[[], str | None] = lambda: None,
+                 record_child: Callable[[int, DirectChild], int | None] | None = None,
+                 on_event: Callable[[str, dict[str, Any]], None] = lambda kind, data: None,
+                 ) -> None:
+        """``record_child(generation, child)`` stores a child as pending and returns its id
+        (the engine's LLM-free child path); ``stop()`` names a budget cap that ends a step."""
+        self.settings = settings
+        self.store = store
+        self.evaluate = evaluate
+        self.language = language
+        self.maximize = maximize
+        self.seed = seed
+        self.work_root = work_root
+        self.stop = stop
+        self.record_child = record_child
+        self.on_event = on_event
+        self.running = False
+        self.steps = 0
+        self.tuned: set[int] = set()
+        for event in store.events(EVENT):
+            self._remember(event["payload"])
+
+    def _remember(self, record: Mapping[str, Any]) -> None:
+        self.steps += 1
+        self.tuned.add(int(record["parent_id"]))
+
+    def due(self, evaluated: int) -> bool:
+        return (not self.running and self.language in TUNABLE_LANGUAGES
+                and evaluated >= self.settings.tune_every * (self.steps + 1))
+
+    def choose(self, programs: Mapping[int, ProgramRecord]) -> ProgramRecord | None:
+        """The best correct program not tuned before (the earliest among equals)."""
+        fresh = [p for p in programs.values()
+                 if p.correct and p.fitness is not None and p.id not in self.tuned]
+        return max(fresh, key=lambda p: (p.fitness, -p.id), default=None)
+
+    async def run(self, generation: int, programs: Mapping[int, ProgramRecord],
+                  evaluated: int) -> int | None:
+        """One tune step as generation ``generation``: the tuned child's id, recorded in one
+        transaction with the step's ``tune`` event; None when nothing was tuned or improved."""
+        step = await self.step(programs, evaluated)
+        if step is None:
+            return None
+        with self.store.transaction():
+            child_id = (self.record_child(generation, step.child)
+                        if step.child is not None and self.record_child is not None else None)
+            self.store.add_event(EVENT, {**step.record, "child_id": child_id})
+        self.on_event(EVENT, {**step.record, "child_id": child_id})
+        return child_id
+
+    async def step(self, programs: Mapping[int, ProgramRecord], evaluated: int) -> TuneStep | None:
+        """Tune the chosen parent; None when there is nothing to tune or a budget cap stopped
+        the step (nothing is recorded then, so the step stays due)."""
+        parent = self.choose(programs)
+        if parent is None:
+            return None
+        row = self.store.candidate(parent.id)
+        if row.source is None or row.score is None:
+            return None
+        self.running = True
+        trials = 0
+
+        async def score(source: str) -> float | None:
+            nonlocal trials
+            if self.stop() is not None:
+                raise _Stopped
+            trials += 1
+            work_dir = self.work_root / f"tune-{parent.id}-{trials}"
+            shutil.rmtree(work_dir, ignore_errors=True)  # left by a step a kill interrupted
+            try:
+                return score_of(await self.evaluate(source, work_dir))
+            finally:
+                shutil.rmtree(work_dir, ignore_errors=True)
+
+        try:
+            budget = self.settings.tune_budget
+            result = await tune_program(
+                row.source, self.language, score, maximize=self.maximize, budget=budget,
+                rng_seed=self.seed * 1_000_003 + parent.id, original_score=row.score,
+                initial_random=max(1, round(budget / 3)))
+        except _Stopped:
+            return None
+        except Exception as exc:  # a broken step must not end the run: recorded, not retried
+            log.warning("tune step on program %s failed: %s", parent.id, exc)
+            record = self._record(parent.id, row.score, None, trials, evaluated)
+            record["stopped"] = f"the step failed: {type(exc).__name__}: {exc}"
+            self._remember(record)
+            return TuneStep(None, record)
+        finally:
+            self.running = False
+        record = self._record(parent.id, row.score, result, trials, evaluated)
+        child = self._child(parent.id, row.source, result, record)
+        self._remember(record)
+        return TuneStep(child, record)
+
+    def _record(self, parent_id: int, parent_score: float, result: TuningResult | None,
+                trials: int, evaluated: int) -> dict[str, Any]:
+        if result is None:
+            result = TuningResult(best_source="", best_score=None, best_values={}, knobs=[],
+                                  history=[], original_score=parent_score,
+                                  maximize=self.maximize)
+        return {
+            "parent_id": parent_id, "evaluated": evaluated, "trials": trials,
+            "parent_score": parent_score,
+            "tuned_score": result.best_score if result.improved else None,
+            "improved": result.improved, "stopped": result.stopped,
+            "knobs": [{"name": k.name, "literal": k.source_literal, "low": k.low,
+                       "high": k.high, "scale": k.scale, "kind": k.kind} for k in result.knobs],
+            "values": result.best_values if result.improved else {},
+            "defaults_match": result.defaults_match,
+            "curve": [step.score for step in result.history],
+        }
+
+    def _child(self, parent_id: int, source: str, result: TuningResult,
+               record: dict[str, Any]) -> DirectChild | None:
+        if not result.improved or result.best_source == source:
+            return None
+        try:  # knobs are EVOLVE-BLOCK literals, so this holds; checked like every patch
+            check_immutable_unchanged(source, result.best_source)
+        except BlockError:
+            return None
+        values = ", ".join(f"{name}={value:.6g}" for name, value in result.best_values.items())
+        return DirectChild(
+            parent_id=parent_id, source=result.best_source, operator="tune",
+            description=(f"Bayesian optimisation of {len(result.knobs)} numeric knob(s) over "
+                         f"{record['trials']} evaluations: {values} (score "
+                         f"{record['parent_score']:.6g} -> {result.best_score:.6g})"),
+            notes={"tuning": {k: v for k, v in record.items() if k != "parent_id"}},
+        )
+
+
+def build_tune_operator(settings: TraceFeedbackConfig, store: Store, evaluate: Evaluate,
+                        **options: Any) -> TuneOperator | None:
+    return TuneOperator(settings, store, evaluate, **options) if settings.tune_operator else None
