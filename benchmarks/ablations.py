@@ -14,8 +14,8 @@ and the trace analyses fed back into the search (seed 001 §6; ``trace_feedback`
                      (``deletion_history_in_prompt``)
   tune operator      off (default) vs on: every 10 evaluated children one generation is a
                      Bayesian-optimisation step on the best untuned program (``tune_operator``).
-                     Its trial evaluations are not children: they come on top of the budget
-                     (8 + 1 per step; each step's ``tune`` event records them)
+                     Its trial evaluations count against the budget like children do, so
+                     every variant spends the same number of evaluations
 
 ``weighted`` is the shared reference: Shinka's defaults (weighted parents, novelty rejection on,
 deletion filter rejecting, deletion history on, tune operator off, the default local 1.5B

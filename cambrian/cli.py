@@ -51,6 +51,10 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "evaluated":
             progress.update(bar, completed=data["evaluated"], best=_fmt(data["best_score"]))
+            if not quiet and not console.is_terminal:  # a log file gets a line per child
+                console.print(f"evaluated {data['evaluated']}/{total}: candidate "
+                              f"{data.get('candidate_id')} {data.get('status', '')} "
+                              f"score {_fmt(data.get('score'))}, best {_fmt(data['best_score'])}")
         elif kind == "remote_scorer_down":  # shown even with --quiet; the run goes on
             err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
                       f"{data.get('candidate_id')}; its local score stands. "

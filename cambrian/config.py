@@ -273,7 +273,7 @@ class PromptConfig(StrictModel):
     reply_tokens_diff: int = Field(1024, gt=0)
     show_text_feedback: bool = True
     max_feedback_chars: int = Field(1500, ge=0)
-    history_programs: int = Field(0, ge=0)
+    history_programs: int = Field(3, ge=0)  # lineage steps shown with the parent (0: none)
     context_margin_tokens: int = Field(64, ge=0)
     # After a refused reply: "continue" the conversation with the error (Reflexion, seed 000
     # §3.2) or "restart" from the original prompt with the error noted at its end. "auto"
@@ -309,9 +309,9 @@ class TraceFeedbackConfig(StrictModel):
     ``tune_operator``: every ``tune_every`` evaluated children one generation is a ``tune`` step
     instead of an LLM proposal: the best correct program not tuned before gets its numeric knobs
     tuned by Bayesian optimisation through the task's own evaluator (``tune_budget`` trial
-    evaluations, plus one at the defaults; trials are not children, so they do not count
-    towards ``evolution.generations``), and the tuned program becomes the child when it scores
-    better than its parent."""
+    evaluations, plus one at the defaults; trials count towards ``evolution.generations``
+    like children, and a step never takes more than what is left of it), and the tuned program
+    becomes the child when it scores better than its parent."""
 
     deletion_filter: Literal["off", "penalise", "reject"] = "reject"
     reintroduction_threshold: float = Field(0.5, ge=0, lt=1)  # "mostly": more than half
@@ -319,7 +319,7 @@ class TraceFeedbackConfig(StrictModel):
     penalty: float = Field(0.5, ge=0, le=1)
     deletion_history_in_prompt: bool = True  # the parent's lineage deletions as a prompt note
     deletion_history_lines: int = Field(12, ge=1, le=100)
-    tune_operator: bool = False  # extra evaluations: off unless asked for
+    tune_operator: bool = False
     tune_every: int = Field(10, ge=1)  # evaluated children between tune steps
     tune_budget: int = Field(8, ge=2, le=64)  # B.9 uses 24 per program; one step is smaller
 

@@ -41,3 +41,13 @@ class EvaluationResult:
 
 def is_finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def case_scores(result: EvaluationResult) -> dict[str, float]:
+    """Per-test-case scores an evaluator reported (``extra["cases"]``), keyed by case id."""
+    scores: dict[str, float] = {}
+    for index, case in enumerate(result.extra.get("cases") or []):
+        if isinstance(case, dict) and isinstance(case.get("score"), (int, float)):
+            key = str(case.get("case", case.get("id", index)))
+            scores[key] = float(case["score"])
+    return scores

@@ -79,3 +79,14 @@ class Ensemble:
             if key in self.bandit.stats:
                 improvements = [float(x) for x in saved.get("improvements", [])]
                 self.bandit.stats[key] = ArmStats(len(improvements), improvements)
+
+    def snapshot(self, every: int) -> dict[str, Any] | None:
+        """Arm shares and mean rewards after every ``every``-th completed pull (for
+        ``cambrian status``); None between snapshots and without a bandit."""
+        if self.bandit is None:
+            return None
+        pulls = sum(stats.completed for stats in self.bandit.stats.values())
+        if not pulls or pulls % every:
+            return None
+        return {"pulls": pulls, "shares": self.probabilities(),
+                "mean_reward": {key: self.bandit.mean_reward(key) for key in self.bandit.stats}}

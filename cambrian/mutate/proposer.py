@@ -108,9 +108,13 @@ class Proposer:
         budget_check: Callable[[], str | None] = lambda: None,
         novelty: NoveltyFilter | None = None,
         deletion_filter: DeletionFilter | None = None,
+        on_reply_refused: Callable[[dict[str, Any]], None] = lambda tags: None,
     ) -> None:
-        """``budget_check`` is asked before every LLM call; a reason string stops the proposal."""
+        """``budget_check`` is asked before every LLM call; a reason string stops the proposal.
+        ``on_reply_refused(tags)`` hears of every reply that could not be used, right after it
+        was stored."""
         self.budget_check = budget_check
+        self.on_reply_refused = on_reply_refused
         self.novelty = novelty
         self.deletion_filter = deletion_filter
         self.task = task
@@ -172,7 +176,8 @@ class Proposer:
             child, error, notes = await self._apply(request.parent.source, fmt, response)
             if child is not None:
                 return await self._accept_or_reject(request, arm, context_id, child, notes, outcome)
-            self._record_failure(request, arm, context_id, error)
+            self._record_failure(request, arm, context_id, error, reply_refused=True)
+            self.on_reply_refused(request.tags)
             outcome.errors.append(error)
             if self._restart_after(error, arm.model):
                 messages = self._restart(messages, error)
@@ -327,12 +332,17 @@ class Proposer:
 
     # ------------------------------------------------------------------ records
 
-    def _record_failure(self, request: ProposalRequest, arm: Arm, context_id: int | None, error: str) -> None:
+    def _record_failure(self, request: ProposalRequest, arm: Arm, context_id: int | None,
+                        error: str, reply_refused: bool = False) -> None:
+        """``reply_refused``: the model answered, but its reply could not be used (as opposed
+        to a call that failed or a prompt that did not fit)."""
+        notes = {**request.tags, "temperature": arm.temperature, "arm": arm.key}
+        if reply_refused:
+            notes["reply_refused"] = True
         self.store.add_candidate(
             generation=request.generation, island=request.island, parent_id=request.parent.id,
             operator=request.kind, status="patch_failed", language=self.task.language.name,
-            model=arm.model.label, context_id=context_id, error=error,
-            notes={**request.tags, "temperature": arm.temperature, "arm": arm.key},
+            model=arm.model.label, context_id=context_id, error=error, notes=notes,
         )
 
     def _record_child(

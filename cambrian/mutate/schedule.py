@@ -7,9 +7,10 @@ The weight of an intent is the product of two factors:
   ``max(0.1, 0.5 * (1 - progress))`` with the defaults), where progress is evaluated children over
   ``evolution.generations``. Exploitation intents (tuning, local_fix, refinement) share the rest
   0.4 / 0.3 / 0.3; exploration intents share theirs evenly.
-* its **recent success** (seed 002 §10.10): over the intent's last ``window`` evaluated children,
-  ``floor + (improved + 0.5 * 2) / (uses + 2)``, where "improved" means the child is correct and
-  beats its parent. The two pseudo-uses at the seed's uninformed prior of 0.5 keep a single early
+* its **recent success** (seed 002 §10.10): over the intent's last ``window`` uses,
+  ``floor + (improved + 0.5 * 2) / (uses + 2)``, where a use is an evaluated child ("improved"
+  when it is correct and beats its parent) or a reply that could not be used (never improved:
+  an intent a model cannot carry out, such as a full rewrite for a 1.5B model, fades). The two pseudo-uses at the seed's uninformed prior of 0.5 keep a single early
   result from swinging the weights; ``floor`` (the seed's +0.1 smoothing) keeps an intent that
   has not paid off lately from starving.
 
@@ -20,6 +21,7 @@ store on resume: every scheduled child carries its intent in its notes.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Iterable
 
@@ -125,17 +127,30 @@ class MutationSchedule:
         self.record(name, improved_on_parent(child, parent_score, self.maximize))
 
     def rebuild(self) -> None:
-        """Replay every evaluated child's outcome in commit order (resume)."""
+        """Replay every outcome in the order the run stored it (resume): evaluated children
+        when their first evaluation was committed, refused replies when they were recorded."""
         if self.store is None:
             return
         for queue in self.history.values():
             queue.clear()
         scores = {row.id: row.score for row in self.store.candidates("correct")}
+        evaluated_at = dict(self.store.execute(
+            "SELECT candidate_id, MIN(created_at) FROM evaluations GROUP BY candidate_id"
+        ).fetchall())
+        outcomes: list[tuple[float, str, bool]] = []
         for row, _ in self.store.evaluated_in_commit_order():
             name = row.notes.get("intent")
             if name in self.history:
                 parent_score = scores.get(row.parent_id) if row.parent_id is not None else None
-                self.record(name, improved_on_parent(row, parent_score, self.maximize))
+                outcomes.append((evaluated_at[row.id], name,
+                                 improved_on_parent(row, parent_score, self.maximize)))
+        for created_at, notes_json in self.store.execute(
+                "SELECT created_at, notes_json FROM candidates WHERE status='patch_failed'"):
+            notes = json.loads(notes_json or "{}")
+            if notes.get("intent") in self.history and notes.get("reply_refused"):
+                outcomes.append((created_at, notes["intent"], False))
+        for _, name, improved in sorted(outcomes, key=lambda outcome: outcome[0]):
+            self.record(name, improved)
 
 
 def build_mutation_schedule(

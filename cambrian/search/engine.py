@@ -18,7 +18,7 @@ import numpy as np
 
 from cambrian.config import RunConfig
 from cambrian.evaluate.judge.tiers import evaluation_warnings, is_screened, stage_results
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.evaluate.result import EvaluationResult, case_scores
 from cambrian.guidance import GuidanceBoard
 from cambrian.evaluate.runner import ProgramEvaluator
 from cambrian.llm.bandit import reward_improvement
@@ -32,7 +32,7 @@ from cambrian.meta.prompt_archive import build_prompt_archive
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.search.novelty import build_novelty_filter
 from cambrian.search.recycling import build_deletion_filter, parent_view
-from cambrian.search.hooks import Assistant, HookServices, LoopHooks
+from cambrian.search.hooks import Assistant, HookServices, LoopHooks, hook_services
 from cambrian.search.registry import make_hooks, make_selector
 from cambrian.search.requests import RequestBuilder
 from cambrian.search.side_work import PeriodicJob, SideWork
@@ -46,6 +46,7 @@ MAX_CONSECUTIVE_FAILED_SLOTS = 10
 # Children screened out before full evaluation (e.g. GEPA's minibatch test) are expected to be
 # common, so they stop the run only after a much longer unbroken series.
 MAX_CONSECUTIVE_SCREENED_OUT = 40
+MIN_TUNE_TRIALS = 3  # fewer evaluations left than this: no tune step (too few to search)
 BANDIT_SNAPSHOT_EVERY = 5  # completed pulls between snapshots of the arm statistics
 
 
@@ -103,6 +104,7 @@ class Evolution:
             task, config, store, self.ensemble,
             budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight),
             novelty=self.novelty, deletion_filter=self.deletion_filter,
+            on_reply_refused=self._reply_refused,
         )
         self.selector: Selector = make_selector(config)
         self.hook_services = self._hook_services()
@@ -123,8 +125,13 @@ class Evolution:
             self.evaluated_children,
             guidance=self.guidance, scratchpad=self.scratchpad,
             mutation_schedule=self.mutation_schedule, prompt_archive=self.prompt_archive,
+            maximize=self.maximize,
         )
         self.side_work = SideWork(self._side_jobs(), self._side_call_stop)
+
+    def _reply_refused(self, tags: dict[str, Any]) -> None:
+        if self.mutation_schedule is not None and tags.get("intent"):
+            self.mutation_schedule.record(str(tags["intent"]), False)
 
     # ------------------------------------------------------------------ fitness
 
@@ -164,24 +171,8 @@ class Evolution:
                          model.provider == "local", self._side_call_stop)
 
     def _hook_services(self) -> HookServices:
-        assistant = self._assistant(self.config.meta.model)
-        judge = getattr(self.evaluator, "judge", self.evaluator)
-        cases = getattr(judge, "public_cases", None)
-        evaluate_cases = None
-        if cases is not None and hasattr(judge, "evaluate_cases"):
-            by_id = {str(case.case_id): case for case in cases}
-
-            async def evaluate_cases(source: str, ids: Any, work_dir: Path) -> dict[str, float]:
-                chosen = [by_id[i] for i in ids if i in by_id]
-                result = await judge.evaluate_cases(source, work_dir, chosen, set_label="minibatch")
-                return case_scores(result)
-
-        return HookServices(
-            store=self.store, maximize=self.maximize,
-            problem=self.task.problem_statement or "", assistant=assistant,
-            evaluate_cases=evaluate_cases,
-            case_ids=tuple(str(c.case_id) for c in cases) if cases is not None else (),
-        )
+        return hook_services(self.evaluator, self.store, self.maximize,
+                             self.task.problem_statement or "", self._assistant(self.config.meta.model))
 
     def _restore(self) -> None:
         """Rebuild the selector by replaying every committed evaluation in order."""
@@ -213,8 +204,13 @@ class Evolution:
 
     # ------------------------------------------------------------------ budget
 
-    def evaluated_children(self) -> int:
+    def children_evaluated(self) -> int:
+        """Children evaluated so far (the initial program excluded)."""
         return max(0, self.store.count(*EVALUATED_STATUSES) - 1)
+
+    def evaluated_children(self) -> int:
+        """Evaluations spent against ``evolution.generations``: children plus tune trials."""
+        return self.children_evaluated() + (self.tuner.trials if self.tuner is not None else 0)
 
     def stop_reason(self, launching: int = 0) -> str | None:
         """Why no new proposal may start (``launching``: proposals about to start)."""
@@ -286,9 +282,13 @@ class Evolution:
     async def _proposal_slot(self, generation: int) -> int | None:
         """One generation's proposal; the caller counted it in ``_proposals_in_flight``."""
         try:
-            if self.tuner is not None and self.tuner.due(self.evaluated_children()):
+            # This slot is in flight already: what is left beyond it goes to trials.
+            allowance = (self.config.evolution.generations - self.evaluated_children()
+                         - self.store.count("pending") - self._proposals_in_flight)
+            if (self.tuner is not None and allowance >= MIN_TUNE_TRIALS
+                    and self.tuner.due(self.children_evaluated())):
                 tuned = await self.tuner.run(generation, self.selector.programs,
-                                             self.evaluated_children())
+                                             self.children_evaluated(), allowance)
                 if tuned is not None:  # else: nothing improved; an ordinary proposal follows
                     return tuned
             direct = self.hooks.direct_child(self.rng) if self.hooks is not None else None
@@ -394,12 +394,9 @@ class Evolution:
             initial.fitness if initial is not None else None,
         )
         self.ensemble.observe(arm, improvement)
-        pulls = sum(s.completed for s in self.ensemble.bandit.stats.values()) if self.ensemble.bandit else 0
-        if pulls and pulls % BANDIT_SNAPSHOT_EVERY == 0:
-            self.store.add_event("bandit", {
-                "pulls": pulls, "shares": self.ensemble.probabilities(),
-                "mean_reward": {k: self.ensemble.bandit.mean_reward(k) for k in self.ensemble.bandit.stats},
-            })
+        snapshot = self.ensemble.snapshot(every=BANDIT_SNAPSHOT_EVERY)
+        if snapshot is not None:
+            self.store.add_event("bandit", snapshot)
 
     def _commit_screened_out(self, row: CandidateRow, reason: str) -> None:
         self._screened_out += 1
@@ -459,12 +456,7 @@ class Evolution:
     # ------------------------------------------------------------------ best
 
     def best_row(self) -> CandidateRow | None:
-        """The best correct candidate (the earliest among equals)."""
-        order = "DESC" if self.maximize else "ASC"
-        row = self.store.execute(
-            "SELECT id FROM candidates WHERE status='correct' AND score IS NOT NULL "
-            f"ORDER BY score {order}, id ASC LIMIT 1").fetchone()
-        return self.store.candidate(int(row[0])) if row else None
+        return self.store.best_candidate(self.maximize)
 
     def best_score(self) -> float | None:
         if self._best_fitness is None:
@@ -546,13 +538,3 @@ class Evolution:
             llm_calls=self.store.llm_call_count(),
             stop_reason=reason,
         )
-
-
-def case_scores(result: EvaluationResult) -> dict[str, float]:
-    """Per-test-case scores an evaluator reported (``extra["cases"]``), keyed by case id."""
-    scores: dict[str, float] = {}
-    for index, case in enumerate(result.extra.get("cases") or []):
-        if isinstance(case, dict) and isinstance(case.get("score"), (int, float)):
-            key = str(case.get("case", case.get("id", index)))
-            scores[key] = float(case["score"])
-    return scores

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from cambrian.evaluate.result import case_scores
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
 from cambrian.search.algorithm import Selector, SelectorEvent
 from cambrian.store.store import Store
@@ -135,3 +136,25 @@ class LoopHooks:
 
     def load_state(self, state: dict[str, Any]) -> None:
         pass
+
+
+def hook_services(evaluator: Any, store: Store, maximize: bool, problem: str,
+                  assistant: Assistant) -> HookServices:
+    """What hooks get from a run: with a judged task, also a way to score a candidate on a
+    subset of the public cases (GEPA's minibatch)."""
+    judge = getattr(evaluator, "judge", evaluator)
+    cases = getattr(judge, "public_cases", None)
+    evaluate_cases = None
+    if cases is not None and hasattr(judge, "evaluate_cases"):
+        by_id = {str(case.case_id): case for case in cases}
+
+        async def evaluate_cases(source: str, ids: Any, work_dir: Path) -> dict[str, float]:
+            chosen = [by_id[i] for i in ids if i in by_id]
+            result = await judge.evaluate_cases(source, work_dir, chosen, set_label="minibatch")
+            return case_scores(result)
+
+    return HookServices(
+        store=store, maximize=maximize, problem=problem, assistant=assistant,
+        evaluate_cases=evaluate_cases,
+        case_ids=tuple(str(c.case_id) for c in cases) if cases is not None else (),
+    )

@@ -17,6 +17,7 @@ from cambrian.guidance import GuidanceBoard
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.search.algorithm import Selector
+from cambrian.search.history import lineage_history_note
 from cambrian.search.recycling import deletion_history_note
 from cambrian.store.store import EVALUATED_STATUSES, Store
 
@@ -34,8 +35,10 @@ class RequestBuilder:
         scratchpad: Any = None,
         mutation_schedule: Any = None,
         prompt_archive: Any = None,
+        maximize: bool = True,
     ) -> None:
         self.config = config
+        self.maximize = maximize
         self.store = store
         self.rng = rng
         self.selector = selector
@@ -77,11 +80,13 @@ class RequestBuilder:
         guidance, tags = self._human_guidance()
         failure, failure_tags = failed_attempt_note(self.store, request.parent.id)
         preamble, prompt_tags = self._system_prompt()
+        lineage, lineage_tags = lineage_history_note(
+            self.store, request.parent.id, self.config.prompt.history_programs, self.maximize)
         history, history_tags = deletion_history_note(  # last: the first note a tight prompt drops
             self.store, self.config.trace_feedback, request.parent.id)
-        return replace(request, notes=guidance + failure + request.notes + history,
+        return replace(request, notes=guidance + failure + request.notes + lineage + history,
                        preamble=preamble, tags={**request.tags, **tags, **failure_tags,
-                                                **prompt_tags, **history_tags})
+                                                **prompt_tags, **lineage_tags, **history_tags})
 
     def _parent_request(self, generation: int) -> ProposalRequest:
         sample = self.selector().sample(self.rng)

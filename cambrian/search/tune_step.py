@@ -83,12 +83,21 @@ class TuneOperator:
         self.running = False
         self.steps = 0
         self.tuned: set[int] = set()
+        self.committed_trials = 0  # evaluations spent by finished steps
+        self.running_trials = 0  # ...and by the step under way
         for event in store.events(EVENT):
             self._remember(event["payload"])
+
+    @property
+    def trials(self) -> int:
+        """Evaluations tuning has spent: they count against ``evolution.generations`` like
+        children do, so runs with and without the operator spend equal evaluation budgets."""
+        return self.committed_trials + self.running_trials
 
     def _remember(self, record: Mapping[str, Any]) -> None:
         self.steps += 1
         self.tuned.add(int(record["parent_id"]))
+        self.committed_trials += int(record.get("trials", 0))
 
     def due(self, evaluated: int) -> bool:
         return (not self.running and self.language in TUNABLE_LANGUAGES
@@ -101,10 +110,11 @@ class TuneOperator:
         return max(fresh, key=lambda p: (p.fitness, -p.id), default=None)
 
     async def run(self, generation: int, programs: Mapping[int, ProgramRecord],
-                  evaluated: int) -> int | None:
-        """One tune step as generation ``generation``: the tuned child's id, recorded in one
-        transaction with the step's ``tune`` event; None when nothing was tuned or improved."""
-        step = await self.step(programs, evaluated)
+                  evaluated: int, allowance: int | None = None) -> int | None:
+        """One tune step as generation ``generation``, of at most ``allowance`` trials: the
+        tuned child's id, recorded in one transaction with the step's ``tune`` event; None when
+        nothing was tuned or improved."""
+        step = await self.step(programs, evaluated, allowance)
         if step is None:
             return None
         with self.store.transaction():
@@ -114,7 +124,8 @@ class TuneOperator:
         self.on_event(EVENT, {**step.record, "child_id": child_id})
         return child_id
 
-    async def step(self, programs: Mapping[int, ProgramRecord], evaluated: int) -> TuneStep | None:
+    async def step(self, programs: Mapping[int, ProgramRecord], evaluated: int,
+                   allowance: int | None = None) -> TuneStep | None:
         """Tune the chosen parent; None when there is nothing to tune or a budget cap stopped
         the step (nothing is recorded then, so the step stays due)."""
         parent = self.choose(programs)
@@ -131,6 +142,7 @@ class TuneOperator:
             if self.stop() is not None:
                 raise _Stopped
             trials += 1
+            self.running_trials = trials
             work_dir = self.work_root / f"tune-{parent.id}-{trials}"
             shutil.rmtree(work_dir, ignore_errors=True)  # left by a step a kill interrupted
             try:
@@ -140,6 +152,8 @@ class TuneOperator:
 
         try:
             budget = self.settings.tune_budget
+            if allowance is not None:  # one evaluation goes to the program at its defaults
+                budget = min(budget, allowance - 1)
             result = await tune_program(
                 row.source, self.language, score, maximize=self.maximize, budget=budget,
                 rng_seed=self.seed * 1_000_003 + parent.id, original_score=row.score,
@@ -154,6 +168,7 @@ class TuneOperator:
             return TuneStep(None, record)
         finally:
             self.running = False
+            self.running_trials = 0
         record = self._record(parent.id, row.score, result, trials, evaluated)
         child = self._child(parent.id, row.source, result, record)
         self._remember(record)

@@ -387,6 +387,14 @@ class Store:
 
     # ------------------------------------------------------------------ archive / state / events
 
+    def best_candidate(self, maximize: bool = True) -> CandidateRow | None:
+        """The best correct candidate (the earliest among equals)."""
+        order = "DESC" if maximize else "ASC"
+        row = self._db.execute(
+            "SELECT id FROM candidates WHERE status='correct' AND score IS NOT NULL "
+            f"ORDER BY score {order}, id ASC LIMIT 1").fetchone()
+        return self.candidate(int(row[0])) if row else None
+
     def evaluated_in_commit_order(self) -> list[tuple[CandidateRow, EvaluationResult]]:
         """Evaluated candidates (correct, incorrect or screened) in the order their results were committed,
         each with its last evaluation: what selectors replay on resume."""

@@ -54,7 +54,8 @@ def test_intents_reach_the_prompts_and_the_notes_and_survive_resume(tmp_path: Pa
             assert task_text(store, context_id).startswith(intent.instruction)
         assert len({row.notes["intent"] for row, _ in children}) >= 2
         evaluated = [r for r in store.candidates("correct", "incorrect") if r.id != 1]
-        assert sum(len(h) for h in live_history.values()) == len(evaluated)
+        refused = [r for r in store.candidates("patch_failed") if r.notes.get("reply_refused")]
+        assert sum(len(h) for h in live_history.values()) == len(evaluated) + len(refused)
         assert any(any(h) for h in live_history.values())  # the counter task improves often
         store.close()
 
@@ -90,3 +91,31 @@ def test_schedule_off_keeps_the_classic_patch_kinds(tmp_path: Path):
     for row, context_id in children:
         assert task_text(store, context_id).startswith(TASK_INTENT[row.operator])
     store.close()
+
+
+def test_replies_that_cannot_be_used_count_against_their_intent(tmp_path: Path):
+    """A model that cannot carry out full rewrites: those intents fade, and resume agrees."""
+    task = write_counter_task(tmp_path / "task")
+
+    def no_full_rewrites(messages, index):
+        if "SEARCH" not in messages[1]["content"].split("## Your task")[-1]:
+            return "I cannot rewrite all of it."
+        return incrementing(messages, index)
+
+    with ScriptedLLM(no_full_rewrites) as llm:
+        live = run(task, tmp_path / "run", llm, "evolution.generations=10",
+                   "mutation.explore_start=0.8", "mutation.explore_end=0.8")
+        resumed = resume(tmp_path / "run", providers=None, overrides=[
+            "llm.models=[" + json.dumps(llm.model_config()) + "]"])
+        try:
+            schedule = resumed.mutation_schedule
+            rebuilt = {name: list(q) for name, q in schedule.history.items()}
+            rewrite_tries = live["strategy"] + live["refactor"]
+            assert rewrite_tries and not any(rewrite_tries)
+            weights = schedule.weights(progress=0.0, has_inspirations=False)
+            prior = schedule.config.floor + 0.5
+            assert schedule.success_factor("strategy") < prior
+            assert weights["strategy"] + weights["refactor"] < 0.8
+        finally:
+            resumed.store.close()
+    assert rebuilt == live

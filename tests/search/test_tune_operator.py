@@ -4,7 +4,9 @@ evaluator. Real runs: SQLite store, sandboxed Python evaluator or the C++ judge,
 LLM for the ordinary proposals, and a SIGKILL in the middle of a tune step.
 
 Each run evaluates one LLM child first (a comment change: same score as the initial program);
-resumed with a larger budget, its next generation is a tune step (``tune_every: 1``).
+resumed with a larger budget, its next generation is a tune step (``tune_every: 1``). Tune
+trials count against ``evolution.generations`` like children, so a step of ``tune_budget`` B
+needs B + 2 more evaluations (the program at its defaults, B trials, then the tuned child).
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp
     with ScriptedLLM(comment_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=6), run_dir=run_dir))
         calls_before = len(llm.requests)
-        run_to_end(resume(run_dir, overrides=["evolution.generations=2"]))
+        run_to_end(resume(run_dir, overrides=["evolution.generations=9"]))  # 1 + 7 + 1
         calls_during_tune = len(llm.requests) - calls_before
 
         store = Store.open(run_dir)
@@ -130,11 +132,13 @@ def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp
         store.close()
 
         # Resumed again: the next tune step is due and takes a program not tuned before.
-        run_to_end(resume(run_dir, overrides=["evolution.generations=3"]))
+        run_to_end(resume(run_dir, overrides=["evolution.generations=17"]))  # 9 + 7 + 1
     store = Store.open(run_dir)
     steps = [e["payload"] for e in store.events("tune")]
     assert [s["parent_id"] for s in steps] == [1, tuned.id]  # program 1 is not tuned twice
     assert store.count("correct", "incorrect") == 4 and store.count("pending") == 0
+    # Children and trials together spent exactly the evaluation budget.
+    assert 3 + sum(s["trials"] for s in steps) == 17
     assert store.candidate(tuned.id).status == "correct"  # committed work untouched
     store.close()
 
@@ -157,7 +161,7 @@ def test_a_failing_tune_step_is_recorded_and_the_generation_goes_to_the_llm(tmp_
     run_dir = tmp_path / "run"
     with ScriptedLLM(comment_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=4), run_dir=run_dir))
-        evolution = resume(run_dir, overrides=["evolution.generations=2"])
+        evolution = resume(run_dir, overrides=["evolution.generations=5"])
 
         async def broken(source: str, work_dir: Path):
             raise OSError("disk full")
@@ -169,7 +173,10 @@ def test_a_failing_tune_step_is_recorded_and_the_generation_goes_to_the_llm(tmp_
     assert step["stopped"] == "the step failed: OSError: disk full"
     assert step["child_id"] is None and step["parent_id"] == 1
     assert not tune_rows(store)
-    assert [r.operator for r in store.candidates("correct")] == ["init", "full", "full"]
+    # The step's one trial counts; every other evaluation went to LLM children, and too few
+    # were left for a second step.
+    assert step["trials"] == 1
+    assert [r.operator for r in store.candidates("correct")] == ["init"] + ["full"] * 4
     store.close()
 
 
@@ -191,7 +198,7 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
     with ScriptedLLM(comment_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=4), run_dir=run_dir))
         before = evaluated(store_path)
-        process = subprocess.Popen([*CLI, "resume", str(run_dir), "--generations", "2", "--quiet"],
+        process = subprocess.Popen([*CLI, "resume", str(run_dir), "--generations", "7", "--quiet"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    start_new_session=True)
         deadline = time.monotonic() + 90
@@ -207,7 +214,7 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
         assert not store.events("tune") and not tune_rows(store), "the kill must land mid-step"
         store.close()
 
-        resumed = subprocess.run([*CLI, "resume", str(run_dir), "--generations", "2", "--quiet"],
+        resumed = subprocess.run([*CLI, "resume", str(run_dir), "--generations", "7", "--quiet"],
                                  capture_output=True, text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
 
@@ -280,7 +287,7 @@ def test_a_tune_step_on_a_judged_cpp_task_goes_through_define_macros(tmp_path: P
 
     with ScriptedLLM(comment) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=4), run_dir=run_dir))
-        run_to_end(resume(run_dir, overrides=["evolution.generations=2"]))
+        run_to_end(resume(run_dir, overrides=["evolution.generations=7"]))  # 1 + 5 + 1
     store = Store.open(run_dir)
     [tuned] = tune_rows(store)
     parent = store.candidate(tuned.parent_id)

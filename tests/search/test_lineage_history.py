@@ -1,0 +1,54 @@
+"""The parent's lineage history in mutation prompts (``prompt.history_programs``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+from cambrian.api import start
+from cambrian.search.history import lineage_history_note
+from cambrian.store.store import Store
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
+
+def _run(tmp_path: Path, steps: int) -> tuple[Store, list[list[dict[str, str]]]]:
+    task = write_counter_task(tmp_path / "task")
+    with ScriptedLLM(incrementing) as llm:
+        sets = ["evolution.generations=5", "llm.models=[" + json.dumps(llm.model_config()) + "]",
+                "novelty.enabled=false", "meta.enabled=false", "database.num_islands=1",
+                "database.parent_selection=hill_climb", "evolution.max_parallel_evaluations=1",
+                f"prompt.history_programs={steps}"]
+        evolution = start(task, overrides=sets, run_dir=tmp_path / "run")
+        try:
+            asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+        return Store.open(tmp_path / "run"), list(llm.requests)
+
+
+def test_prompts_show_the_last_steps_of_the_parents_lineage(tmp_path: Path):
+    store, requests = _run(tmp_path, steps=2)
+    last_prompt = requests[-1][-1]["content"]
+    assert "How the current program came about" in last_prompt
+    steps = re.findall(r"- program (\d+) from (\d+) \((\w+)\): (.*) -> score (\S+)", last_prompt)
+    assert len(steps) == 2  # the configured number, oldest first
+    (first_child, first_parent, *_), (second_child, second_parent, *_) = steps
+    assert second_parent == first_child  # one unbroken line of descent
+    assert all("Increase the value" in step[3] for step in steps)
+    assert "(better by" in last_prompt
+    # The tag tells the trace how many steps each proposal saw.
+    tagged = [r.notes.get("history_steps") for r in store.candidates("correct") if r.id != 1]
+    assert tagged[0] is None and max(t or 0 for t in tagged) == 2
+
+
+def test_history_can_be_switched_off(tmp_path: Path):
+    _, requests = _run(tmp_path, steps=0)
+    assert not any("How the current program came about" in m["content"]
+                   for request in requests for m in request)
+
+
+def test_the_initial_program_has_no_history(tmp_path: Path):
+    store, _ = _run(tmp_path, steps=3)
+    assert lineage_history_note(store, 1, 3) == ((), {})
