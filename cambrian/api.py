@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import cambrian
+from cambrian.components import make_component
 from cambrian.config import RunConfig, build_config, read_config_file
-from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.factory import build_providers
 from cambrian.run_files import write_best, write_config
 from cambrian.search.engine import EventCallback, Evolution, RunSummary
+from cambrian.search.registry import load_plugins
 from cambrian.status import RunStatus, run_status as status_of_store
 from cambrian.store.store import STORE_FILENAME, Store
 from cambrian.task.folder import Task, load_task, task_config_layer
@@ -81,28 +82,11 @@ def resolve_config(
 
 
 def _evaluator(task: Task, config: RunConfig, run_dir: Path, store: Store) -> Any:
-    """The task's evaluator: its own script, or the judge built from its ``judge:`` section."""
-    if config.judge is not None:
-        from cambrian.evaluate.judge import build_task_evaluator, reference_from_store
-
-        maximize = task.direction == "maximize"
-        return build_task_evaluator(
-            task.root, config.judge, run_dir=run_dir, task_direction=task.direction,
-            best_reference=lambda: reference_from_store(store, maximize),
-        )
-    ev = config.evaluation
-    return ProgramEvaluator(EvaluatorSettings(
-        evaluator_path=task.evaluator_path,
-        contract=task.contract,
-        timeout_s=ev.timeout_s,
-        memory_limit_mb=ev.memory_limit_mb,
-        cpu_time_limit_s=ev.cpu_time_limit_s,
-        max_output_bytes=ev.max_output_bytes,
-        program_filename=task.program_filename,
-        extra_args=dict(ev.extra_args),
-        env=dict(ev.env),
-        cwd=task.root,
-    ))
+    """The evaluator registered as ``search.evaluator`` (``default``: the task's own script,
+    or the judge built from its ``judge:`` section)."""
+    load_plugins(config.search.plugins)
+    return make_component("evaluator", config.search.evaluator, task=task, config=config,
+                          run_dir=run_dir, store=store)
 
 
 def _evaluation_command(task: Task) -> str:

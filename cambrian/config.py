@@ -130,7 +130,11 @@ class SearchConfig(StrictModel):
 
     algorithm: str = "shinka"
     options: dict[str, Any] = Field(default_factory=dict)
-    plugins: list[str] = Field(default_factory=list)  # modules that register more algorithms
+    plugins: list[str] = Field(default_factory=list)  # modules registering algorithms/components
+    # The loop's other swappable parts, by registered name (cambrian/components.py).
+    context_builder: str = "default"
+    generator: str = "default"
+    evaluator: str = "default"
 
 
 # --------------------------------------------------------------------------- evolution

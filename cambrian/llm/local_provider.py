@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cambrian.llm import model_files
+from cambrian.llm.lazy_grammar import LazyGrammar
 from cambrian.llm.base import (
     ContextOverflow,
     FinishReason,
@@ -71,7 +72,12 @@ class LocalLlamaProvider:
         n_batch: int = 512,
         seed: int = 0,
         model_name: str | None = None,
+        lazy_grammar: bool = True,
     ) -> None:
+        """``lazy_grammar``: check a reply grammar only against the drawn token (see
+        :mod:`cambrian.llm.lazy_grammar`); False runs llama-cpp-python's own full-vocabulary
+        grammar sampler, several times slower with a large vocabulary."""
+        self._lazy_grammar = lazy_grammar
         self._model_path = Path(model_path)
         self._model_name = model_name or self._model_path.stem
         self._n_ctx = n_ctx
@@ -92,6 +98,7 @@ class LocalLlamaProvider:
         )
         self._grammars: dict[str, LlamaGrammar] = {}
         self.last_completion_tokens = 0  # of the newest generation, cancelled ones included
+        self.last_grammar_stats = (0, 0)  # (steps, steps that needed the full grammar mask)
 
     @classmethod
     def from_registry(cls, name: str, **kwargs: Any) -> LocalLlamaProvider:
@@ -194,7 +201,7 @@ class LocalLlamaProvider:
 
     def _complete_blocking(self, request: LLMRequest,
                            cancelled: threading.Event | None = None) -> LLMResponse:
-        from llama_cpp import StoppingCriteriaList
+        from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         params = request.params
         stop_when = StoppingCriteriaList([lambda _tokens, _logits: bool(cancelled and cancelled.is_set())])
@@ -206,19 +213,30 @@ class LocalLlamaProvider:
             prompt = self._prepare(llm, request)
             grammar = self._compiled_grammar(llm, params.grammar) if params.grammar else None
             seed = params.seed if params.seed is not None else self._seed_sequence.randrange(2**31)
+            top_p = params.top_p if params.top_p is not None else _DEFAULT_TOP_P
+            lazy = None
+            if grammar is not None and self._lazy_grammar:
+                assert params.grammar is not None
+                lazy = LazyGrammar(llm, params.grammar, prompt_tokens=len(prompt.tokens),
+                                   temperature=params.temperature, top_p=top_p, seed=seed)
             try:
                 result: Any = llm.create_completion(
                     prompt=prompt.tokens,
                     max_tokens=params.max_tokens,
                     temperature=params.temperature,
-                    top_p=params.top_p if params.top_p is not None else _DEFAULT_TOP_P,
+                    top_p=top_p,
                     stop=list(params.stop),
                     seed=seed,
-                    grammar=grammar,
+                    grammar=None if lazy is not None else grammar,
+                    logits_processor=LogitsProcessorList([lazy]) if lazy is not None else None,
                     stopping_criteria=stop_when,
                 )
             except (RuntimeError, ValueError) as error:
                 raise LLMError(f"llama.cpp failed while generating: {error}") from error
+            finally:
+                if lazy is not None:
+                    self.last_grammar_stats = (lazy.steps, lazy.full_masks)
+                    lazy.close()
             latency = time.perf_counter() - started
             self.last_completion_tokens = int(result["usage"]["completion_tokens"])
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cambrian.components import register_component
 from cambrian.config import PromptConfig
 from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
@@ -230,3 +231,8 @@ class PromptBuilder:
     def _fits(messages: Sequence[Message], budget: int, count: TokenCounter) -> bool:
         # Chat templates add a few tokens per message on top of the content.
         return sum(count(m.content) + 8 for m in messages) <= budget
+
+
+register_component("context_builder", "default", PromptBuilder,
+                   "fixed system prompt first, then parent, notes and instructions, fitted to "
+                   "the context window")

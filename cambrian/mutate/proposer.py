@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import Any
 
+from cambrian.components import make_component, register_component
 from cambrian.config import ModelConfig, RunConfig
 from cambrian.llm.base import (
     ContextOverflow,
@@ -121,7 +122,8 @@ class Proposer:
         self.config = config
         self.store = store
         self.ensemble = ensemble
-        self.prompts = PromptBuilder(task, config.prompt)
+        self.prompts: PromptBuilder = make_component(
+            "context_builder", config.search.context_builder, task=task, config=config.prompt)
 
     def _reply_tokens(self, arm: Arm, fmt: str) -> int:
         if arm.model.max_tokens:
@@ -366,3 +368,7 @@ class Proposer:
             for inspiration in request.inspirations:
                 self.store.add_edge(inspiration.id, candidate_id, "inspiration", request.kind)
         return candidate_id
+
+
+register_component("generator", "default", Proposer,
+                   "one conversation per proposal: prompt, reply, patch, checks, Reflexion retries")

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cambrian.components import make_component
 from cambrian.config import RunConfig
 from cambrian.evaluate.judge.tiers import evaluation_warnings, is_screened, stage_results
 from cambrian.evaluate.result import EvaluationResult, case_scores
@@ -33,7 +34,7 @@ from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.search.novelty import build_novelty_filter
 from cambrian.search.recycling import build_deletion_filter, parent_view
 from cambrian.search.hooks import Assistant, HookServices, LoopHooks, hook_services
-from cambrian.search.registry import make_hooks, make_selector
+from cambrian.search.registry import load_plugins, make_hooks, make_selector
 from cambrian.search.requests import RequestBuilder
 from cambrian.search.side_work import PeriodicJob, SideWork
 from cambrian.search.tune_step import build_tune_operator
@@ -76,6 +77,7 @@ class Evolution:
         evaluator: ProgramEvaluator | Any,  # anything with ``async evaluate(source, work_dir)``
         on_event: EventCallback | None = None,
     ) -> None:
+        load_plugins(config.search.plugins)  # they may register components used below
         self.run_dir = run_dir
         self.task = task
         self.config = config
@@ -100,8 +102,9 @@ class Evolution:
             maximize=self.maximize, seed=config.evolution.seed, work_root=run_dir / "work",
             stop=lambda: self.budget.stop_reason(), record_child=self._record_direct_child,
             on_event=lambda kind, data: self.on_event(kind, data))
-        self.proposer = Proposer(
-            task, config, store, self.ensemble,
+        self.proposer: Proposer = make_component(
+            "generator", config.search.generator, task=task, config=config, store=store,
+            ensemble=self.ensemble,
             budget_check=lambda: self.budget.stop_reason(self._proposals_in_flight),
             novelty=self.novelty, deletion_filter=self.deletion_filter,
             on_reply_refused=self._reply_refused,

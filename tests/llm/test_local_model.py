@@ -378,3 +378,46 @@ async def test_a_cancelled_call_stops_generating(provider: LocalLlamaProvider) -
     assert provider.last_completion_tokens < 1500
     reply = await provider.complete(_ask("Say OK.", max_tokens=4))
     assert reply.text
+
+
+LAZY_PROGRAM = '''import math
+
+# EVOLVE-BLOCK-START
+def area(r):
+    """Area of a circle of radius r."""
+    return 3.14 * r * r
+# EVOLVE-BLOCK-END
+'''
+
+
+@pytest.mark.local_llm
+@pytest.mark.parametrize("fmt", ["diff", "full", "function"])
+async def test_cambrian_reply_grammars_hold_the_local_model_to_the_format(
+        provider: LocalLlamaProvider, fmt: str) -> None:
+    import re
+
+    from cambrian.mutate.grammars import format_instructions, grammar_for
+    from cambrian.mutate.patches import PatchError, apply_reply
+
+    prompt = (f"## Current program\n```python\n{LAZY_PROGRAM}```\n\n## Your task\nUse math.pi "
+              f"instead of 3.14.\n\n{format_instructions(fmt, 'python', blocks=1)}")
+    response = await provider.complete(_ask(prompt, max_tokens=300, temperature=0.7,
+                                            grammar=grammar_for(fmt, "python", blocks=1)))
+    text = response.text
+    assert response.finish_reason == "stop"
+    steps, full_masks = provider.last_grammar_stats
+    # One step per token, the end-of-text token included; most draws needed no full mask.
+    assert steps == response.usage.completion_tokens + 1 and full_masks < steps / 2
+    if fmt == "diff":
+        assert re.fullmatch(r"([^\n`<]*\n)?(<<<<<<< SEARCH\n(.*\n)*?=======\n(.*\n)*?"
+                            r">>>>>>> REPLACE\n\n?)+", text), text
+    elif fmt == "full":
+        assert re.fullmatch(r"([^\n`]*\n)?```python\n# EVOLVE-BLOCK-START\n(.*\n)*"
+                            r"# EVOLVE-BLOCK-END\n```\n?", text), text
+    else:
+        assert re.fullmatch(r"([^\n`]*\n)?```python\n(def |async def |@|import |from |class )"
+                            r"(.*\n)*```\n?", text), text
+    try:  # the structure is guaranteed; whether the edit applies is the model's business
+        apply_reply(fmt, LAZY_PROGRAM, text, "python")
+    except PatchError as exc:
+        assert "no code block" not in str(exc) and "cut off" not in str(exc)

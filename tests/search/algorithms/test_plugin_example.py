@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from algorithm_helpers import run_algorithm
+from cambrian.components import make_component
 from cambrian.config import ConfigError, RunConfig, SearchConfig
 from cambrian.search.registry import make_selector
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
@@ -16,8 +17,8 @@ from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 DOC = Path(__file__).resolve().parents[3] / "docs" / "algorithms.md"
 
 
-def doc_blocks(language: str) -> list[str]:
-    section = DOC.read_text().split("## Adding an algorithm as a plugin", 1)[1]
+def doc_blocks(language: str, heading: str = "## Adding an algorithm as a plugin") -> list[str]:
+    section = DOC.read_text().split(heading, 1)[1].split("\n## ", 1)[0]
     return re.findall(rf"```{language}\n(.*?)```", section, re.S)
 
 
@@ -33,8 +34,30 @@ def test_the_documented_plugin_runs_three_generations(tmp_path: Path, monkeypatc
         run = run_algorithm(task, tmp_path / "run", llm, "tournament", 3)
     assert run.summary.evaluations == 3
     assert run.summary.best_score > run.summary.initial_score
-    assert run.store.run_info()["config"]["search"] == {
+    stored = run.store.run_info()["config"]["search"]
+    assert {k: stored[k] for k in ("algorithm", "plugins", "options")} == {
         "algorithm": "tournament", "plugins": ["my_search"], "options": {"size": 2}}
     with pytest.raises(ConfigError, match="did you mean 'size'"):
         make_selector(RunConfig(search=SearchConfig(algorithm="tournament", plugins=["my_search"],
                                                     options={"sise": 2})))
+
+
+def test_the_documented_component_plugin_runs(tmp_path: Path, monkeypatch):
+    heading = "## Swapping the other components"
+    (module,) = doc_blocks("python", heading)
+    (config,) = doc_blocks("yaml", heading)
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "my_parts.py").write_text(module)
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    monkeypatch.delitem(sys.modules, "my_parts", raising=False)
+    task = write_counter_task(tmp_path / "task", config=config)
+    with ScriptedLLM(incrementing) as llm:
+        run = run_algorithm(task, tmp_path / "run", llm, "shinka", 3)
+        prompts = [request for request in llm.requests if request]
+    assert run.summary.evaluations == 3
+    assert all(request[0]["content"].endswith("House rules: no global state.")
+               for request in prompts if request[0]["role"] == "system")
+    timed = [run.store.evaluation(row.id) for row in run.store.candidates("correct")]
+    assert timed and all(isinstance(result.public["seconds"], float) for result in timed)
+    with pytest.raises(ConfigError, match="did you mean 'house-rules'"):
+        make_component("context_builder", "house-rulez")

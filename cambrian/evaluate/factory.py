@@ -1,0 +1,41 @@
+"""The ``default`` evaluator component (see :mod:`cambrian.components`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cambrian.components import register_component
+from cambrian.config import RunConfig
+from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.store.store import Store
+from cambrian.task.folder import Task
+
+
+def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: Store) -> Any:
+    """The task's evaluator: its own script, or the judge built from its ``judge:`` section."""
+    if config.judge is not None:
+        from cambrian.evaluate.judge import build_task_evaluator, reference_from_store
+
+        maximize = task.direction == "maximize"
+        return build_task_evaluator(
+            task.root, config.judge, run_dir=run_dir, task_direction=task.direction,
+            best_reference=lambda: reference_from_store(store, maximize),
+        )
+    ev = config.evaluation
+    return ProgramEvaluator(EvaluatorSettings(
+        evaluator_path=task.evaluator_path,
+        contract=task.contract,
+        timeout_s=ev.timeout_s,
+        memory_limit_mb=ev.memory_limit_mb,
+        cpu_time_limit_s=ev.cpu_time_limit_s,
+        max_output_bytes=ev.max_output_bytes,
+        program_filename=task.program_filename,
+        extra_args=dict(ev.extra_args),
+        env=dict(ev.env),
+        cwd=task.root,
+    ))
+
+
+register_component("evaluator", "default", default_evaluator,
+                   "the task's evaluate.py (module or command contract), or its judge: section")
