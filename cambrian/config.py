@@ -215,17 +215,31 @@ class BudgetConfig(StrictModel):
 
 
 class NoveltyConfig(StrictModel):
-    """Novelty rejection sampling (seed 000 §3.2, Appendix B: threshold 0.95)."""
+    """Novelty rejection sampling (seed 000 §3.2, Appendix B: threshold 0.95, then an LLM judge).
+
+    ``judge: auto`` asks the judge when its model is remote and not when it is local: a local
+    judge call costs about as much time as the proposal it would save an evaluation of, and a
+    1.5B judge almost always answers "different" (measured: benchmarks/small_model.py).
+    ``threshold: auto`` is the seed's 0.95 with a judge; without one it is 0.995, so that only
+    near-copies are refused outright: one changed line of a 30-line block already scores above
+    0.95 with the bundled MiniLM embeddings."""
 
     enabled: bool = True
     embedding: Literal["local", "openai"] = "local"
     embedding_model: str = "text-embedding-3-small"  # for embedding: openai
     base_url: str | None = None
     api_key_env: str | None = None
-    threshold: float = Field(0.95, gt=0, le=1)
-    judge: bool = True  # above the threshold an LLM decides whether it is still meaningfully new
+    threshold: float | Literal["auto"] = "auto"
+    judge: bool | Literal["auto"] = "auto"  # above the threshold an LLM decides
     judge_model: str | None = None  # label of an llm.models entry; default: the first model
     max_attempts: int = Field(3, ge=0)  # rejections per generation before accepting anyway
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold_range(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and not 0 < value <= 1:
+            raise ValueError("novelty.threshold must lie in (0, 1] (or be auto)")
+        return value
 
 
 class MetaConfig(StrictModel):

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from cambrian.llm import model_files
 from cambrian.llm.lazy_grammar import LazyGrammar
+from cambrian.llm.prompt_states import PromptStates
 from cambrian.llm.base import (
     ContextOverflow,
     FinishReason,
@@ -73,11 +74,14 @@ class LocalLlamaProvider:
         seed: int = 0,
         model_name: str | None = None,
         lazy_grammar: bool = True,
+        saved_prompts: int = 4,
     ) -> None:
         """``lazy_grammar``: check a reply grammar only against the drawn token (see
         :mod:`cambrian.llm.lazy_grammar`); False runs llama-cpp-python's own full-vocabulary
         grammar sampler, several times slower with a large vocabulary."""
         self._lazy_grammar = lazy_grammar
+        # KV states of recent prompts (see cambrian.llm.prompt_states); 0 turns it off.
+        self._prompt_states = PromptStates(saved_prompts)
         self._model_path = Path(model_path)
         self._model_name = model_name or self._model_path.stem
         self._n_ctx = n_ctx
@@ -231,6 +235,7 @@ class LocalLlamaProvider:
                     logits_processor=LogitsProcessorList([lazy]) if lazy is not None else None,
                     stopping_criteria=stop_when,
                 )
+                self._prompt_states.save(llm)
             except (RuntimeError, ValueError) as error:
                 raise LLMError(f"llama.cpp failed while generating: {error}") from error
             finally:
@@ -263,6 +268,7 @@ class LocalLlamaProvider:
                 f"needs {needed} tokens, more than the context window of {self._n_ctx} "
                 f"for {self._model_name}."
             )
+        self._prompt_states.restore_best(llm, tokens)
         return _PreparedPrompt(tokens=tokens, cached_tokens=_reused_prefix(llm, tokens))
 
     def _compiled_grammar(self, llm: Llama, grammar_text: str) -> LlamaGrammar:

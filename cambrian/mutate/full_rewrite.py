@@ -133,11 +133,26 @@ def _has_text_outside_blocks(regions: EvolveRegions) -> bool:
                if i not in markers)
 
 
+def _drop_echoed_suffix(code: str, parent: EvolveRegions, notes: list[str]) -> str:
+    """``code`` without a tail that repeats the fixed code after the parent's block (a reply
+    that went on past the block's end, writing out the rest of the file)."""
+    block = parent.blocks[0]
+    assert block.end_marker is not None
+    suffix = [t.strip() for t in _stripped(list(parent.lines[block.end_marker + 1:])) if t.strip()]
+    lines = split_lines(code)
+    nonblank = [i for i, line in enumerate(lines) if line.strip()]
+    for k in range(len(suffix), 1, -1):  # the whole fixed tail, or its first k lines
+        if len(nonblank) > k and [line_text(lines[i]).strip() for i in nonblank[-k:]] == suffix[:k]:
+            notes.append(f"dropped {k} lines after the block that repeat the program's fixed code")
+            return "".join(_stripped_blank_ends(lines[: nonblank[-k]]))
+    return code
+
+
 def _new_source(parent_source: str, parent: EvolveRegions, code: str, notes: list[str]) -> str:
     if parent.has_markers and len(parent.blocks) == 1:
         one_sided = _one_sided_block(code, notes)
         if one_sided is not None:
-            code = one_sided
+            code = _drop_echoed_suffix(one_sided, parent, notes)
     try:
         reply_regions = parse_regions(code)
     except BlockError as exc:

@@ -162,6 +162,22 @@ def _put_function(
     return "".join(lines[:position] + new_lines + lines[position:]), True
 
 
+def _without_fixed_functions(functions: list[tuple[str, str]], definitions: list[Definition],
+                             regions: EvolveRegions, notes: list[str]) -> list[tuple[str, str]]:
+    """Drop the reply's functions that exist only outside the EVOLVE-BLOCKs (a small model
+    often sends the function that calls the one it changed, too), when something else is left;
+    a reply made only of such functions is refused by ``_choose_target``'s precise error."""
+    fixed = {d.name for d in definitions} - {
+        d.name for d in definitions if regions.block_containing(d.start, d.end) is not None}
+    kept = [(name, code) for name, code in functions if name not in fixed]
+    if not kept or len(kept) == len(functions):
+        return functions
+    dropped = sorted({name for name, _ in functions if name in fixed})
+    notes.append(f"left {', '.join(f'`{n}`' for n in dropped)} as it is: outside the "
+                 "EVOLVE-BLOCK, it cannot change")
+    return kept
+
+
 def apply_function_reply(parent_source: str, reply: str, language: Language) -> tuple[str, int, list[str]]:
     """Apply every function of ``reply``; returns (source, functions changed, notes)."""
     if not supports_functions(language):
@@ -171,9 +187,11 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
     notes: list[str] = []
     functions = _reply_functions(reply, language, notes)
     try:
-        existing = {d.name for d in find_definitions(parent_source, language, top_level_only=False)}
+        definitions = find_definitions(parent_source, language, top_level_only=False)
     except SyntaxError:
-        existing = set()  # _put_function reports the parse error
+        definitions = []  # _put_function reports the parse error
+    existing = {d.name for d in definitions}
+    functions = _without_fixed_functions(functions, definitions, parse_regions(parent_source), notes)
     # Replace known functions first, so that new helpers can be placed before their callers.
     functions.sort(key=lambda function: function[0] not in existing)
     source = parent_source

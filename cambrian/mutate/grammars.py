@@ -7,9 +7,9 @@ then the code part, after which generation can only end. Inside code any charact
 
 * ``full`` / ``function``: exactly one block ```` ```<tag> ```` ... ```` ``` ````; no body line
   may start with ```` ``` ````, so the model cannot close the fence early or open another one.
-  A ``full`` reply for a program with one EVOLVE-BLOCK must open with the START marker line, close
-  with the END marker line, and hold no other marker line: a small model otherwise echoes the
-  whole file around a second, nested START marker;
+  A ``full`` reply for a program with one EVOLVE-BLOCK must open with the START marker line and
+  hold no other marker line than the END line before the closing fence: a small model
+  otherwise echoes the whole file around a second, nested START marker;
 * ``diff``: one to four SEARCH/REPLACE edits in the exact marker syntax; no code line may start
   like a marker (``<<<<<``, ``=====``, ``>>>>>``), so markers cannot be confused with code.
 """
@@ -79,8 +79,10 @@ def _one_block_grammar(language: Language) -> str:
         [
             "root ::= description? code",
             _description_rule(""),
+            # The END line may be left out: a small model that echoes the fixed code after
+            # the block then closes the fence anyway (full_rewrite.py drops the echo).
             f'code ::= {_literal("```" + language.fence_tag)} "\\n" {_literal(start)} "\\n" '
-            f'code-line* {_literal(end)} "\\n" "```" "\\n"?',
+            f'code-line* ( {_literal(end)} "\\n" )? "```" "\\n"?',
             f'code-line ::= {line_avoiding(("```", marker_prefix))} "\\n"',
         ]
     )

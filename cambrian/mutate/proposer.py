@@ -294,7 +294,11 @@ class Proposer:
             return None, "the reply does not change the program", {}
         earlier = self.store.find_by_source(source)
         if earlier is not None:
-            return None, (f"{DUPLICATE_PREFIX} (program {earlier.id}); "
+            # What that program was, so the next attempt knows which change to avoid.
+            tried = f': "{earlier.description[:100]}"' if earlier.description else ""
+            outcome = (f", score {earlier.score:.6g}" if earlier.score is not None
+                       else f", {earlier.status}")
+            return None, (f"{DUPLICATE_PREFIX} (program {earlier.id}{tried}{outcome}); "
                           "propose a different change"), {}
         syntax_error = await asyncio.to_thread(check_syntax, source, self.task.language.name)
         if syntax_error:

@@ -25,17 +25,26 @@ def _is_setting(text: str) -> bool:
 def tuning_target_lines(source: str, language: Language | str,
                         limit: int = MAX_TARGET_LINES) -> list[str]:
     """Distinct stripped lines inside the EVOLVE-BLOCKs with at least one numeric literal that is
-    neither an index or a shape (``a[3]``) nor 0, 1 or 2, in program order, at most ``limit``."""
-    seen: set[int] = set()
-    lines: list[str] = []
+    neither an index or a shape (``a[3]``) nor 0, 1 or 2, at most ``limit``: lines holding a
+    fractional value first, each group in program order."""
+    by_line: dict[int, tuple[str, bool]] = {}  # line -> (text, holds a non-integer setting)
     for site in literal_sites(source, language):
-        if not site.mutable or site.in_subscript or site.line in seen or not _is_setting(site.text):
+        if not site.mutable or site.in_subscript or not _is_setting(site.text):
             continue
         text = site.line_text.strip()
-        seen.add(site.line)
-        if not text or text.startswith(("#", "//")) or text in lines:
+        if not text or text.startswith(("#", "//")):
             continue
-        lines.append(text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…")
+        fractional = literal_value(site.text)[1] == "float"
+        previous = by_line.get(site.line)
+        by_line[site.line] = (text, fractional or (previous is not None and previous[1]))
+    # Lines with fractional settings first: whole numbers are more often counts and sizes the
+    # rest of the program depends on (26 circles), whose change breaks it.
+    ordered = sorted(by_line.items(), key=lambda item: (not item[1][1], item[0]))
+    lines: list[str] = []
+    for _, (text, _) in ordered:
+        text = text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 1] + "…"
+        if text not in lines:
+            lines.append(text)
         if len(lines) >= limit:
             break
     return lines

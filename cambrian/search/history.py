@@ -39,7 +39,7 @@ def lineage_history_note(store: Store, parent_id: int, steps: int,
         description = (after.description or after.operator or "").strip().replace("\n", " ")
         if len(description) > MAX_DESCRIPTION_CHARS:
             description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
-        lines.append(f"  - program {after.id} from {before.id} ({after.operator}): "
-                     f"{description or '(no description)'} -> score {_score(after.score)}{change}")
+        lines.append(f"  - program {after.id} from {before.id} ({after.operator}, score "
+                     f"{_score(after.score)}{change}): \"{description or 'no description'}\"")
     note = "How the current program came about (oldest step first):\n" + "\n".join(lines)
     return (note,), {"history_steps": len(lines)}

@@ -119,6 +119,7 @@ class NoveltyFilter:
         budget_check: Callable[[], str | None] | None = None,
     ) -> None:
         self.config = config
+        self.threshold = resolved_threshold(config, judge is not None)
         self.embedder = embedder
         self.store = store
         self.judge = judge
@@ -181,7 +182,7 @@ class NoveltyFilter:
         rejections): no judge call is spent on it."""
         vector = await self._embed(source)
         nearest = self.index.nearest(island, vector)
-        if nearest is None or nearest[0] <= self.config.threshold:
+        if nearest is None or nearest[0] <= self.threshold:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))
         similarity, nearest_id = nearest
         too_similar = f"too similar to program {nearest_id} (cosine {similarity:.3f})"
@@ -227,6 +228,16 @@ class NoveltyFilter:
         return verdict, context_id, ""
 
 
+AUTO_THRESHOLD_WITH_JUDGE = 0.95  # seed 000 Appendix B
+AUTO_THRESHOLD_WITHOUT_JUDGE = 0.995  # near-copies only (NoveltyConfig)
+
+
+def resolved_threshold(config: NoveltyConfig, has_judge: bool) -> float:
+    if config.threshold != "auto":
+        return float(config.threshold)
+    return AUTO_THRESHOLD_WITH_JUDGE if has_judge else AUTO_THRESHOLD_WITHOUT_JUDGE
+
+
 def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
                          budget_check: Callable[[], str | None] | None = None) -> NoveltyFilter | None:
     settings = config.novelty
@@ -238,11 +249,13 @@ def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
         key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
         embedder = OpenAIEmbedder(settings.embedding_model, settings.base_url, key)
     judge, label, local = None, "", False
-    if settings.judge:
+    if settings.judge is not False:
         models = {m.label: m for m in config.llm.models}
         label = settings.judge_model or config.llm.models[0].label
         if label not in models:
             raise ConfigError(f"novelty.judge_model '{label}' is not one of llm.models: {sorted(models)}")
-        judge, local = ensemble.providers[label], models[label].provider == "local"
+        local = models[label].provider == "local"
+        if settings.judge is True or not local:  # auto: remote judges only (NoveltyConfig)
+            judge = ensemble.providers[label]
     return NoveltyFilter(settings, embedder, store, judge, label, local,
                          num_islands=config.database.num_islands, budget_check=budget_check)

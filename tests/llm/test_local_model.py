@@ -421,3 +421,27 @@ async def test_cambrian_reply_grammars_hold_the_local_model_to_the_format(
         apply_reply(fmt, LAZY_PROGRAM, text, "python")
     except PatchError as exc:
         assert "no code block" not in str(exc) and "cut off" not in str(exc)
+
+
+@pytest.mark.local_llm
+async def test_a_side_request_does_not_evict_the_mutation_prompts_prefix() -> None:
+    """Mutation prompt, then a short judge-like request, then the next mutation prompt: the
+    third call reuses the first one's KV cache for the prefix the two share."""
+    shared = "You improve programs. " + "The problem statement goes on at length. " * 60
+
+    async def third_call_reuse(saved_prompts: int) -> tuple[int, int]:
+        local = LocalLlamaProvider.from_registry(SMALL_MODEL, n_ctx=N_CTX,
+                                                 saved_prompts=saved_prompts)
+        try:
+            await local.complete(_ask("Program A, step 1.", system=shared, max_tokens=4))
+            await local.complete(_ask("Answer SAME or DIFFERENT: x=1 vs x=2.", max_tokens=2))
+            third = _ask("Program B, step 2.", system=shared, max_tokens=4)
+            response = await local.complete(third)
+            return response.usage.cached_prompt_tokens, local.count_prompt_tokens(third.messages)
+        finally:
+            local.close()
+
+    kept, total = await third_call_reuse(saved_prompts=4)
+    evicted, _ = await third_call_reuse(saved_prompts=0)
+    assert kept > 0.8 * total  # the system message and chat framing came from the saved state
+    assert evicted < 20  # without saved states only the chat template's first tokens match

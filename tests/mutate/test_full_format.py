@@ -139,3 +139,36 @@ def test_the_block_alone_with_its_markers_is_not_a_change_outside() -> None:
     unchanged = "# EVOLVE-BLOCK-START\ndef guess(n):\n    return random.randint(0, n)\n# EVOLVE-BLOCK-END\n"
     with pytest.raises(PatchError, match="identical to the current program"):
         apply_reply("full", PROGRAM, fenced(unchanged), "python")
+
+
+CIRCLES = """import numpy as np
+
+# EVOLVE-BLOCK-START
+def radii():
+    return np.ones(3) * 0.9
+# EVOLVE-BLOCK-END
+
+
+def run():
+    return float(np.sum(radii()))
+
+
+if __name__ == "__main__":
+    print(run())
+"""
+
+
+def test_a_block_that_runs_on_into_the_fixed_code_is_cut_where_the_block_ends() -> None:
+    # The 1.5B model's habit: open the block, then write out the rest of the file.
+    echoed = ("# EVOLVE-BLOCK-START\ndef radii():\n    return np.ones(3) * 1.0\n\n\n"
+              "def run():\n    return float(np.sum(radii()))\n\n\nif __name__ == \"__main__\":\n"
+              "    print(run())\n")
+    result = apply_reply("full", CIRCLES, fenced(echoed), "python")
+    assert result.source == CIRCLES.replace("* 0.9", "* 1.0")
+    assert any("repeat the program's fixed code" in note for note in result.notes)
+    # Only part of the fixed tail echoed: that part goes too.
+    partial = echoed.split("\n\n\nif __name__")[0] + "\n"
+    assert apply_reply("full", CIRCLES, fenced(partial), "python").source == result.source
+    # A block whose own last lines merely resemble one fixed line stays as written.
+    own = "# EVOLVE-BLOCK-START\ndef radii():\n    return np.ones(3) * 1.0\n# EVOLVE-BLOCK-END\n"
+    assert apply_reply("full", CIRCLES, fenced(own), "python").notes == []

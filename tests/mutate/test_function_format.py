@@ -61,6 +61,14 @@ def test_function_defined_only_outside_the_block_is_rejected() -> None:
         apply_reply("function", PYTHON_PROGRAM, fenced("def load(path):\n    return ''\n"), "python")
 
 
+def test_a_fixed_function_sent_along_with_a_changed_one_is_left_alone() -> None:
+    # The 1.5B model's habit: the changed function, then the fixed caller around it.
+    reply = fenced("def square(x):\n    return x ** 2\n\n\ndef load(path):\n    return ''\n")
+    result = apply_reply("function", PYTHON_PROGRAM, reply, "python")
+    assert result.source == PYTHON_PROGRAM.replace("return x * x", "return x ** 2")
+    assert result.notes == ["left `load` as it is: outside the EVOLVE-BLOCK, it cannot change"]
+
+
 def test_method_in_an_indented_block_is_reindented() -> None:
     parent = "class A:\n    # EVOLVE-BLOCK-START\n    def f(self):\n        return 1\n    # EVOLVE-BLOCK-END\n"
     result = apply_reply("function", parent, fenced("def f(self):\n    return 2\n"), "python")

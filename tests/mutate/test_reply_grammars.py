@@ -165,7 +165,9 @@ def test_one_block_full_grammar_holds_the_markers_in_place(vocab_model: object) 
     assert not _accepts(vocab_model, grammar,
                         "```python\n" + start + "import numpy\n" + start + body + end + "```\n")
     assert not _accepts(vocab_model, grammar, "```python\n" + body + end + "```\n")  # no START
-    assert not _accepts(vocab_model, grammar, "```python\n" + start + body + "```\n")  # no END
+    # The END line may be missing (the parser then cuts an echo of the fixed code), but never
+    # misplaced: nothing may follow it inside the fence.
+    assert _accepts(vocab_model, grammar, "```python\n" + start + body + "```\n")
     assert not _accepts(vocab_model, grammar,
                         "```python\n" + start + body + end + "def g():\n    pass\n```\n")
 

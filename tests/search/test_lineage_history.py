@@ -32,11 +32,12 @@ def test_prompts_show_the_last_steps_of_the_parents_lineage(tmp_path: Path):
     store, requests = _run(tmp_path, steps=2)
     last_prompt = requests[-1][-1]["content"]
     assert "How the current program came about" in last_prompt
-    steps = re.findall(r"- program (\d+) from (\d+) \((\w+)\): (.*) -> score (\S+)", last_prompt)
+    steps = re.findall(r'- program (\d+) from (\d+) \((\w+), score ([^ )]+).*?: "(.*)"',
+                       last_prompt)
     assert len(steps) == 2  # the configured number, oldest first
     (first_child, first_parent, *_), (second_child, second_parent, *_) = steps
     assert second_parent == first_child  # one unbroken line of descent
-    assert all("Increase the value" in step[3] for step in steps)
+    assert all("Increase the value" in step[4] for step in steps)
     assert "(better by" in last_prompt
     # The tag tells the trace how many steps each proposal saw.
     tagged = [r.notes.get("history_steps") for r in store.candidates("correct") if r.id != 1]

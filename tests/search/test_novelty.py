@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from cambrian.api import resume, start
-from cambrian.config import RunConfig
+from cambrian.config import ConfigError, RunConfig, build_config
+from cambrian.llm.ensemble import Ensemble
+from cambrian.llm.factory import build_providers
 from cambrian.llm.embeddings import LocalEmbedder, OpenAIEmbedder, chunk_lines
-from cambrian.search.novelty import SimilarityIndex
+from cambrian.search.novelty import SimilarityIndex, build_novelty_filter, resolved_threshold
 from cambrian.search.novelty_judge import JUDGE_QUESTION
 from cambrian.store.store import Store
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
@@ -81,9 +83,27 @@ def test_too_similar_proposals_are_rejected_stored_and_resampled(tmp_path: Path)
     assert store.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 4  # accepted only
 
 
-def test_the_judge_is_on_by_default_and_switchable():
-    assert RunConfig().novelty.judge is True
+def test_the_judge_and_threshold_defaults_follow_the_judge_model():
+    assert RunConfig().novelty.judge == "auto" and RunConfig().novelty.threshold == "auto"
     assert RunConfig.model_validate({"novelty": {"judge": False}}).novelty.judge is False
+    auto = RunConfig().novelty
+    assert resolved_threshold(auto, has_judge=True) == 0.95  # seed 000 Appendix B
+    assert resolved_threshold(auto, has_judge=False) == 0.995  # near-copies only
+    assert resolved_threshold(RunConfig.model_validate(
+        {"novelty": {"threshold": 0.9}}).novelty, has_judge=False) == 0.9
+    with pytest.raises(ConfigError, match="novelty.threshold"):
+        build_config([{"novelty": {"threshold": 1.5}}])
+
+
+def test_auto_judge_asks_remote_models_only(tmp_path: Path):
+    remote = RunConfig.model_validate({"llm": {"models": [
+        {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}]}})
+    local = RunConfig()
+    for config, wants_judge in ((remote, True), (local, False)):
+        ensemble = Ensemble(config.llm, build_providers(config.llm))
+        novelty = build_novelty_filter(config, None, ensemble)  # type: ignore[arg-type]
+        assert novelty is not None and (novelty.judge is not None) is wants_judge
+        assert novelty.threshold == (0.95 if wants_judge else 0.995)
 
 
 def test_novelty_judge_can_overrule_the_embedding(tmp_path: Path):
