@@ -88,7 +88,7 @@ def test_the_judge_and_threshold_defaults_follow_the_judge_model():
     assert RunConfig.model_validate({"novelty": {"judge": False}}).novelty.judge is False
     auto = RunConfig().novelty
     assert resolved_threshold(auto, has_judge=True) == 0.95  # seed 000 Appendix B
-    assert resolved_threshold(auto, has_judge=False) == 0.995  # near-copies only
+    assert resolved_threshold(auto, has_judge=False) == 0.999  # near-copies only
     assert resolved_threshold(RunConfig.model_validate(
         {"novelty": {"threshold": 0.9}}).novelty, has_judge=False) == 0.9
     with pytest.raises(ConfigError, match="novelty.threshold"):
@@ -103,7 +103,7 @@ def test_auto_judge_asks_remote_models_only(tmp_path: Path):
         ensemble = Ensemble(config.llm, build_providers(config.llm))
         novelty = build_novelty_filter(config, None, ensemble)  # type: ignore[arg-type]
         assert novelty is not None and (novelty.judge is not None) is wants_judge
-        assert novelty.threshold == (0.95 if wants_judge else 0.995)
+        assert novelty.threshold == (0.95 if wants_judge else 0.999)
 
 
 def test_novelty_judge_can_overrule_the_embedding(tmp_path: Path):
