@@ -32,6 +32,7 @@ from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, 
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
+from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.recycling import DeletionFilter, RecyclingVerdict
 from cambrian.store.store import Store
@@ -157,7 +158,8 @@ class Proposer:
                      if arm.model.provider == "local" else None),
         )
         previous_context: int | None = None
-        for _ in range(self.config.evolution.max_patch_attempts):
+        prompt = messages  # as built: a restart goes back to it, without earlier notes
+        for attempt in range(self.config.evolution.max_patch_attempts):
             stop = self.budget_check()
             if stop is not None:
                 outcome.errors.append(stop)
@@ -182,7 +184,8 @@ class Proposer:
             self.on_reply_refused(request.tags)
             outcome.errors.append(error)
             if self._restart_after(error, arm.model):
-                messages = self._restart(messages, error)
+                messages = self._restart(prompt, error, self._concrete_target(
+                    request, error, attempt))
             else:
                 messages = self._continue(messages, response, error, budget, provider.count_tokens)
             # Resampling at the same low temperature tends to reproduce the refused reply.
@@ -329,11 +332,25 @@ class Proposer:
         style = self.config.prompt.retry_style
         return style == "restart" or (style == "auto" and model.provider == "local")
 
-    def _restart(self, messages: tuple[Message, ...], error: str) -> tuple[Message, ...]:
+    def _concrete_target(self, request: ProposalRequest, error: str, attempt: int) -> str:
+        """After a reply that changed nothing or repeated an earlier program: one line of the
+        parent holding a setting, a different one each attempt, as a concrete place to start
+        (a 1.5B model told only "change something" tends to send the same code again)."""
+        if not (error.startswith(DUPLICATE_PREFIX) or any(t in error for t in NO_CHANGE_ERRORS)):
+            return ""
+        lines = tuning_target_lines(request.parent.source, self.task.language)
+        if not lines:
+            return ""
+        return lines[(request.generation + attempt) % len(lines)]
+
+    def _restart(self, messages: tuple[Message, ...], error: str,
+                 target_line: str = "") -> tuple[Message, ...]:
         """The original prompt again, with the refusal of the previous reply noted at its end."""
         original = messages[:2]
         note = (f"\n\nYour previous reply to this request was refused: {error.strip().rstrip('.')}. "
                 "Avoid that mistake this time.")
+        if target_line:
+            note += f" For example, change the values on this line: `{target_line}`"
         return original[:-1] + (Message("user", original[-1].content + note),)
 
     # ------------------------------------------------------------------ records

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 from cambrian.api import start
@@ -105,3 +106,21 @@ def test_a_tuning_prompt_lists_the_lines_holding_settings(tmp_path: Path):
     assert "- `SCALE = 0.5`" in task_part and "- `STEPS = 12`" in task_part
     # 0, 1 and 2 are structure, not settings; indices are never listed.
     assert "VALUE = 1`" not in task_part and "x[0]" not in task_part
+
+
+def test_after_an_unchanged_reply_the_retry_points_at_a_line_holding_a_setting(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task", initial=TUNABLE_INITIAL)
+    block = TUNABLE_INITIAL.split("# EVOLVE-BLOCK-START\n")[1].split("# EVOLVE-BLOCK-END")[0]
+
+    def unchanged_twice(messages, index):
+        if index < 2:
+            return f"Same.\n```python\n# EVOLVE-BLOCK-START\n{block}# EVOLVE-BLOCK-END\n```\n"
+        return incrementing(messages, index)
+
+    with ScriptedLLM(unchanged_twice) as llm:
+        _run(task, tmp_path / "run", llm, "evolution.generations=1", "mutation.schedule=off",
+             "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]")
+        second, third = llm.requests[1][-1]["content"], llm.requests[2][-1]["content"]
+    # A different line each attempt, taken from the parent's settings.
+    named = [re.search(r"change the values on this line: `(.*)`", text) for text in (second, third)]
+    assert all(named) and {m.group(1) for m in named} == {"SCALE = 0.5", "STEPS = 12"}
