@@ -63,7 +63,8 @@ DEFAULT_TASK = REPO / "examples" / "circle_packing"
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "ablations"
 
 # Every variant runs Shinka's search; the ablations change one setting of it at a time.
-BASE_OVERRIDES: tuple[str, ...] = ("search.algorithm=shinka",)
+# The tune operator is off in every variant but ``tune_on`` (circle packing's config turns it on).
+BASE_OVERRIDES: tuple[str, ...] = ("search.algorithm=shinka", "trace_feedback.tune_operator=false")
 
 TWO_LOCAL_MODELS = (f"llm.models=[{{provider: local, model: {QWEN25_CODER_15B.name}}}, "
                     f"{{provider: local, model: {QWEN25_CODER_05B.name}}}]")

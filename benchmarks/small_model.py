@@ -90,6 +90,9 @@ def main() -> int:
         f"evolution.generations={args.calls}",
         f"evolution.seed={args.seed}",
         "llm.models=[" + json.dumps({"provider": "local", "model": args.model}) + "]",
+        # What the LLM's proposals achieve: the LLM-free tune step (on in the example's config)
+        # would add children no call produced. `--set trace_feedback.tune_operator=true` adds it.
+        "trace_feedback.tune_operator=false",
         *args.overrides,
     ]
     evolution = start(args.task, overrides=overrides, run_dir=run_dir)

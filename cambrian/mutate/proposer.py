@@ -25,6 +25,7 @@ from cambrian.llm.base import (
     Message,
 )
 from cambrian.llm.ensemble import Arm, Ensemble
+from cambrian.mutate.dead_code import behaviour_unchanged
 from cambrian.mutate.definitions import supports_functions
 from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.patches import PatchError, apply_reply
@@ -75,7 +76,7 @@ RETRY_MIN_TEMPERATURE = 0.7
 DUPLICATE_PREFIX = "this exact program was already proposed"
 # Errors that mean the reply gave back the parent's own code.
 NO_CHANGE_ERRORS = ("identical to the current program", "does not change the program",
-                    "identical to the SEARCH lines")
+                    "identical to the SEARCH lines", "would behave exactly as before")
 
 
 def reply_format(model: ModelConfig, kind: str, language: Language) -> str:
@@ -295,6 +296,10 @@ class Proposer:
                 notes["restored_definitions"] = missing
         if source.strip() == parent_source.strip():
             return None, "the reply does not change the program", {}
+        if self.task.language.name == "python":
+            unchanged = behaviour_unchanged(parent_source, source)
+            if unchanged:
+                return None, unchanged, {}
         earlier = self.store.find_by_source(source)
         if earlier is not None:
             # What that program was, so the next attempt knows which change to avoid.

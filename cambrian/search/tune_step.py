@@ -9,9 +9,11 @@ asking the LLM for code:
 1. the parent is the best correct program that has not been tuned before;
 2. its knobs are found without an LLM (:func:`cambrian.trace.knobs.find_knobs`; EVOLVE-BLOCK
    literals only) and exposed as a ``PARAMS`` block (Python) or ``#define`` block (C, C++);
-3. :func:`cambrian.trace.tuning.tune_program` runs ``tune_budget`` trials (a third random, the
-   rest Gaussian-process acquisitions) plus one at the defaults through the task's own
-   evaluator, one at a time, each in a scratch folder;
+3. :func:`cambrian.trace.tuning.tune_program` runs ``tune_budget`` trials plus one at the
+   defaults through the task's own evaluator, one at a time, each in a scratch folder: first
+   one-knob steps of 10% around the program's values (the parent works; a few points drawn
+   from intervals a hundred times wide mostly break it), then one random point, then
+   Gaussian-process acquisitions;
 4. when the best trial beats the parent, the tuned program (the parent's layout with the best
    values written into its literals) becomes the child: operator ``tune``, edge ``tune``,
    ``notes.tuning`` holding knobs, values, trial scores and the trial count. It then goes
@@ -157,7 +159,7 @@ class TuneOperator:
             result = await tune_program(
                 row.source, self.language, score, maximize=self.maximize, budget=budget,
                 rng_seed=self.seed * 1_000_003 + parent.id, original_score=row.score,
-                initial_random=max(1, round(budget / 3)))
+                initial_random=1, local_first=True)
         except _Stopped:
             return None
         except Exception as exc:  # a broken step must not end the run: recorded, not retried

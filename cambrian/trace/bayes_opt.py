@@ -1,5 +1,8 @@
 """A small ask/tell Bayesian optimiser: random points first, then Gaussian-process expected
-improvement (seed 001 B.9: 8 random initial points, then GP acquisitions).
+improvement (seed 001 B.9: 8 random initial points, then GP acquisitions). Given ``start``
+points, it asks those before the random ones: the ``tune`` search step passes
+:func:`local_steps` around a working program's values, because with a budget of a handful of
+evaluations random points drawn from intervals a hundred times wide mostly break the program.
 
 The search runs in the unit cube; each dimension maps it onto its interval, linearly or on a
 log scale, and integer dimensions round. The surrogate is scikit-learn's
@@ -20,6 +23,7 @@ import numpy as np
 
 RANDOM_CANDIDATES = 2048
 LOCAL_CANDIDATES = 256
+LOCAL_STEP = 0.1  # relative size of one local step (integers move by at least 1)
 
 
 @dataclass(frozen=True)
@@ -51,12 +55,13 @@ class Dimension:
 
 class GaussianProcessSearch:
     def __init__(self, dimensions: list[Dimension], *, maximize: bool, rng_seed: int,
-                 initial_random: int = 8) -> None:
+                 initial_random: int = 8, start: list[list[float]] | None = None) -> None:
         if not dimensions:
             raise ValueError("nothing to search: no dimensions")
         self.dimensions = dimensions
         self.maximize = maximize
         self.initial_random = initial_random
+        self._start = list(start or [])
         self._rng = np.random.default_rng(rng_seed)
         self._units: list[np.ndarray] = []
         self._scores: list[float | None] = []
@@ -83,6 +88,10 @@ class GaussianProcessSearch:
         self._seen.add(self._key(point))
 
     def ask(self) -> list[float]:
+        while self._start:
+            point = self._start.pop(0)
+            if self._key(point) not in self._seen:
+                return point
         if self._random_asked < self.initial_random or not self._can_model():
             self._random_asked += 1
             return self._random_point()
@@ -152,3 +161,23 @@ class GaussianProcessSearch:
             centres = top[self._rng.integers(len(top), size=LOCAL_CANDIDATES // 3)]
             local.append(np.clip(centres + self._rng.normal(0, spread, centres.shape), 0, 1))
         return np.vstack([uniform, *local])
+
+
+def local_steps(dimensions: list[Dimension], values: list[float],
+                step: float = LOCAL_STEP) -> list[list[float]]:
+    """One-knob-at-a-time moves from ``values``: each knob up then down by ``step`` of its value
+    (at least 1 for integers), kept inside its interval; moves that change nothing are left out."""
+    points: list[list[float]] = []
+    for index, (dimension, value) in enumerate(zip(dimensions, values, strict=True)):
+        for sign in (1, -1):
+            delta = abs(value) * step or step
+            if dimension.integer:
+                delta = max(1.0, round(delta))
+            moved = min(dimension.high, max(dimension.low, value + sign * delta))
+            if dimension.integer:
+                moved = float(round(moved))
+            if moved != value:
+                point = list(values)
+                point[index] = moved
+                points.append(point)
+    return points

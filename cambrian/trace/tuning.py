@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.llm.base import LLMProvider
-from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch
+from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_steps
 from cambrian.trace.extras import TUNING_FILE, extras_dir, write_json
 from cambrian.trace.knob_llm import propose_knobs
 from cambrian.trace.knobs import Knob, find_knobs
@@ -37,7 +37,7 @@ Evaluate = Callable[[str], Awaitable["float | None"]]
 @dataclass(frozen=True)
 class TuningStep:
     index: int  # 0 is the rewritten program at the defaults
-    phase: str  # "defaults" | "random" | "gp"
+    phase: str  # "defaults" | "local" | "random" | "gp"
     values: dict[str, float]
     score: float | None
 
@@ -92,8 +92,11 @@ async def tune_program(
     knobs: Sequence[Knob] | None = None,
     original_score: float | None = None,
     initial_random: int = INITIAL_RANDOM,
+    local_first: bool = False,
 ) -> TuningResult:
-    """Tune ``source``'s knobs (found deterministically when ``knobs`` is None)."""
+    """Tune ``source``'s knobs (found deterministically when ``knobs`` is None). With
+    ``local_first`` the first trials are one-knob steps around the current values
+    (:func:`local_steps`), then ``initial_random`` random points, then GP acquisitions."""
     chosen = list(knobs) if knobs is not None else find_knobs(source, language)
     if original_score is None:
         original_score = await evaluate(source)
@@ -123,12 +126,16 @@ async def tune_program(
         return result
 
     names = [k.name for k in program.knobs]
-    search = GaussianProcessSearch(
-        [Dimension(k.low, k.high, k.scale, k.kind == "int") for k in program.knobs],
-        maximize=maximize, rng_seed=rng_seed, initial_random=min(initial_random, budget))
+    dimensions = [Dimension(k.low, k.high, k.scale, k.kind == "int") for k in program.knobs]
+    start = local_steps(dimensions, [defaults[n] for n in names])[:budget] if local_first else []
+    search = GaussianProcessSearch(dimensions, maximize=maximize, rng_seed=rng_seed,
+                                   initial_random=min(initial_random, budget), start=start)
     search.tell([defaults[n] for n in names], result.default_score)
     for index in range(1, budget + 1):
-        phase = "random" if index <= min(initial_random, budget) else "gp"
+        if index <= len(start):
+            phase = "local"
+        else:
+            phase = "random" if index - len(start) <= min(initial_random, budget) else "gp"
         point = search.ask()
         values = dict(zip(names, point, strict=True))
         score = await evaluate(program.render(values))

@@ -93,7 +93,10 @@ async def test_infinite_loop_is_a_time_limit_verdict(cpp: JudgedEvaluator, tmp_p
     assert result.extra["skipped_cases"] >= 1
 
 
-async def test_memory_hog_is_a_memory_limit_verdict(cpp: JudgedEvaluator, tmp_path: Path):
+async def test_memory_hog_is_a_memory_limit_verdict(make_evaluator, tmp_path: Path):
+    # Generous time limits: on a loaded machine touching 256 MB can take seconds, and only the
+    # memory limit may end this program.
+    cpp = make_evaluator("cpp", time_limit_s=20.0, wall_time_limit_s=60.0)
     result = await cpp.evaluate(CPP_MEMORY_HOG, tmp_path / "work")
     assert set(case_verdicts(result)) == {"MLE"}
     assert "256 MB" in result.extra["cases"][0]["message"]

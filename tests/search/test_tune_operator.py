@@ -64,9 +64,10 @@ def evaluate(program_path):
 CLI = [sys.executable, "-m", "cambrian.cli"]
 
 
-def comment_change(messages: list[dict[str, str]], index: int) -> str:
-    """The same program with a new comment: a distinct child that scores like its parent."""
-    body = "\n".join(block_contents(TUNABLE)).replace("x = 0.0", f"x = 0.0  # start {index}")
+def neutral_change(messages: list[dict[str, str]], index: int) -> str:
+    """A distinct child that scores like its parent (x starts at 0.0 * index). A comment alone
+    would be refused as a change that cannot alter behaviour (cambrian/mutate/dead_code.py)."""
+    body = "\n".join(block_contents(TUNABLE)).replace("x = 0.0", f"x = 0.0 * {index}")
     return f"Note where x starts\n```python\n{body}\n```\n"
 
 
@@ -100,7 +101,7 @@ def tune_rows(store: Store) -> list:
 def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp_path: Path):
     task = write_task(tmp_path / "task")
     run_dir = tmp_path / "run"
-    with ScriptedLLM(comment_change) as llm:
+    with ScriptedLLM(neutral_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=6), run_dir=run_dir))
         calls_before = len(llm.requests)
         run_to_end(resume(run_dir, overrides=["evolution.generations=9"]))  # 1 + 7 + 1
@@ -145,7 +146,7 @@ def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp
 
 def test_tune_operator_switched_off_leaves_every_generation_to_the_llm(tmp_path: Path):
     task = write_task(tmp_path / "task")
-    with ScriptedLLM(comment_change) as llm:
+    with ScriptedLLM(neutral_change) as llm:
         sets = [*settings(llm, budget=6), "trace_feedback.tune_operator=false",
                 "evolution.generations=3"]
         run_to_end(start(task, overrides=sets, run_dir=tmp_path / "run"))
@@ -159,7 +160,7 @@ def test_tune_operator_switched_off_leaves_every_generation_to_the_llm(tmp_path:
 def test_a_failing_tune_step_is_recorded_and_the_generation_goes_to_the_llm(tmp_path: Path):
     task = write_task(tmp_path / "task")
     run_dir = tmp_path / "run"
-    with ScriptedLLM(comment_change) as llm:
+    with ScriptedLLM(neutral_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=4), run_dir=run_dir))
         evolution = resume(run_dir, overrides=["evolution.generations=5"])
 
@@ -195,7 +196,7 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
     run_dir = tmp_path / "run"
     store_path = run_dir / "run.sqlite"
     trials = task / "trials.log"
-    with ScriptedLLM(comment_change) as llm:
+    with ScriptedLLM(neutral_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=4), run_dir=run_dir))
         before = evaluated(store_path)
         process = subprocess.Popen([*CLI, "resume", str(run_dir), "--generations", "7", "--quiet"],

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from cambrian.api import start
 from cambrian.config import ModelConfig
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
-from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch
+from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_steps
 from cambrian.trace.cli import register
 from cambrian.trace.knob_llm import propose_knobs, validate_proposals
 from cambrian.trace.knobs import Knob, enforce_rules, find_knobs, literal_sites
@@ -157,6 +157,51 @@ def test_gaussian_process_search_improves_on_random_sampling():
     assert len(set(seen)) == len(seen)  # never the same configuration twice
     assert max(scores[6:]) > max(scores[:6])
     assert max(scores) > -0.01  # the optimum is 0 at (0.3, 20)
+
+
+def test_local_steps_move_one_knob_at_a_time_inside_its_interval():
+    dims = [Dimension(0.09, 9.0, "log"), Dimension(0.0, 1.0), Dimension(1, 80, "log", True),
+            Dimension(0.0, 5.0)]
+    steps = local_steps(dims, [0.9, 1.0, 3.0, 0.0])
+    assert [pytest.approx(step) for step in steps] == [
+        [0.9 * 1.1, 1.0, 3.0, 0.0], [0.9 * 0.9, 1.0, 3.0, 0.0],  # 10% of the value
+        [0.9, 0.9, 3.0, 0.0],  # up is outside [0, 1]: only down
+        [0.9, 1.0, 4.0, 0.0], [0.9, 1.0, 2.0, 0.0],  # integers move by at least 1
+        [0.9, 1.0, 3.0, 0.1],  # a zero moves by the step itself; down is outside
+    ]
+    assert all(sum(a != b for a, b in zip(step, [0.9, 1.0, 3.0, 0.0])) == 1 for step in steps)
+
+
+def test_search_asks_its_start_points_first_and_never_twice():
+    search = GaussianProcessSearch([Dimension(0.0, 1.0)], maximize=True, rng_seed=0,
+                                   initial_random=2, start=[[0.5], [0.25], [0.5]])
+    search.tell([0.25], 1.0)  # already evaluated: skipped
+    assert search.ask() == [0.5]
+    search.tell([0.5], 2.0)
+    assert search.ask() not in ([0.5], [0.25])
+
+
+def test_local_first_finds_a_gain_next_to_a_narrow_valid_region():
+    """Circle packing in miniature: the program breaks a little above its scale factor's best
+    value, so a few random points over an interval a hundred times wide find nothing, while a 10%
+    step does."""
+    source = ("# EVOLVE-BLOCK-START\ndef solve():\n    margin = 0.01\n    scale = 0.9\n"
+              "    return scale\n# EVOLVE-BLOCK-END\n")
+
+    async def evaluate(program: str) -> float | None:
+        namespace: dict = {}
+        exec(program, namespace)  # noqa: S102 - the test's own program
+        scale = namespace["solve"]()
+        return None if scale > 1.0 else scale
+
+    local = asyncio.run(tune_program(source, "python", evaluate, maximize=True, budget=6,
+                                     rng_seed=0, initial_random=1, local_first=True))
+    assert [s.phase for s in local.history] == ["defaults"] + ["local"] * 4 + ["random", "gp"]
+    assert local.improved and local.best_score == pytest.approx(0.99)
+    assert "scale = 0.99" in local.best_source and "margin = 0.01" in local.best_source
+    random_only = asyncio.run(tune_program(source, "python", evaluate, maximize=True, budget=6,
+                                           rng_seed=0, initial_random=6))
+    assert "local" not in [s.phase for s in random_only.history]
 
 
 async def _score(evaluator: ProgramEvaluator, source: str) -> float | None:
