@@ -80,7 +80,12 @@ def _report(summary: RunSummary) -> None:
     console.print(f"Initial score: {_fmt(summary.initial_score)}   "
                   f"Best score: [bold green]{_fmt(summary.best_score)}[/] "
                   f"(candidate {summary.best_id})")
-    console.print(f"Evaluated children: {summary.evaluations}   LLM calls: {summary.llm_calls}")
+    if summary.tune_trials:
+        console.print(f"Evaluations: {summary.evaluations} ({summary.evaluations - summary.tune_trials}"
+                      f" children, {summary.tune_trials} tune trials)   "
+                      f"LLM calls: {summary.llm_calls}")
+    else:
+        console.print(f"Evaluated children: {summary.evaluations}   LLM calls: {summary.llm_calls}")
     console.print(f"Results: {summary.run_dir}  (best program in {summary.run_dir / 'best'})")
 
 

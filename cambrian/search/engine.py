@@ -61,9 +61,10 @@ class RunSummary:
     best_id: int | None
     best_score: float | None
     initial_score: float | None
-    evaluations: int
+    evaluations: int  # against evolution.generations: evaluated children plus tune trials
     llm_calls: int
     stop_reason: str
+    tune_trials: int = 0
 
 
 class Evolution:
@@ -540,4 +541,5 @@ class Evolution:
             evaluations=self.evaluated_children(),
             llm_calls=self.store.llm_call_count(),
             stop_reason=reason,
+            tune_trials=self.tuner.trials if self.tuner is not None else 0,
         )

@@ -218,6 +218,7 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
         resumed = subprocess.run([*CLI, "resume", str(run_dir), "--generations", "7", "--quiet"],
                                  capture_output=True, text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
+        assert "Evaluations: 7 (2 children, 5 tune trials)" in resumed.stdout
 
     after = evaluated(store_path)
     assert {i: after[i] for i in before} == before  # committed work untouched
