@@ -80,12 +80,11 @@ def _report(summary: RunSummary) -> None:
     console.print(f"Initial score: {_fmt(summary.initial_score)}   "
                   f"Best score: [bold green]{_fmt(summary.best_score)}[/] "
                   f"(candidate {summary.best_id})")
-    if summary.tune_trials:
-        console.print(f"Evaluations: {summary.evaluations} ({summary.evaluations - summary.tune_trials}"
-                      f" children, {summary.tune_trials} tune trials)   "
-                      f"LLM calls: {summary.llm_calls}")
-    else:
-        console.print(f"Evaluated children: {summary.evaluations}   LLM calls: {summary.llm_calls}")
+    children = summary.evaluations - summary.tune_trials
+    evaluated = (f"Evaluations: {summary.evaluations} ({children} children, "
+                 f"{summary.tune_trials} tune trials)" if summary.tune_trials
+                 else f"Evaluated children: {summary.evaluations}")
+    console.print(f"{evaluated}   LLM calls: {summary.llm_calls}")
     console.print(f"Results: {summary.run_dir}  (best program in {summary.run_dir / 'best'})")
 
 

@@ -79,6 +79,11 @@ NO_CHANGE_ERRORS = ("identical to the current program", "does not change the pro
                     "identical to the SEARCH lines", "would behave exactly as before")
 
 
+def _repeats_code(error: str) -> bool:
+    """Whether a refusal says the reply gave back the parent's code or an earlier program."""
+    return error.startswith(DUPLICATE_PREFIX) or any(text in error for text in NO_CHANGE_ERRORS)
+
+
 def reply_format(model: ModelConfig, kind: str, language: Language) -> str:
     """The patch format to ask ``model`` for, for one mutation kind.
 
@@ -332,7 +337,7 @@ class Proposer:
         """Whether the next attempt starts from the original prompt instead of continuing the
         conversation: always after a reply that repeats a program (shown its own reply, a model
         sends it again), and for local models unless configured otherwise."""
-        if error.startswith(DUPLICATE_PREFIX) or any(text in error for text in NO_CHANGE_ERRORS):
+        if _repeats_code(error):
             return True
         style = self.config.prompt.retry_style
         return style == "restart" or (style == "auto" and model.provider == "local")
@@ -341,7 +346,7 @@ class Proposer:
         """After a reply that changed nothing or repeated an earlier program: one line of the
         parent holding a setting, a different one each attempt, as a concrete place to start
         (a 1.5B model told only "change something" tends to send the same code again)."""
-        if not (error.startswith(DUPLICATE_PREFIX) or any(t in error for t in NO_CHANGE_ERRORS)):
+        if not _repeats_code(error):
             return ""
         lines = tuning_target_lines(request.parent.source, self.task.language)
         if not lines:

@@ -62,6 +62,7 @@ class GaussianProcessSearch:
         self.maximize = maximize
         self.initial_random = initial_random
         self._start = list(start or [])
+        self.last_phase = ""  # where the last asked point came from: "start", "random" or "gp"
         self._rng = np.random.default_rng(rng_seed)
         self._units: list[np.ndarray] = []
         self._scores: list[float | None] = []
@@ -91,10 +92,13 @@ class GaussianProcessSearch:
         while self._start:
             point = self._start.pop(0)
             if self._key(point) not in self._seen:
+                self.last_phase = "start"
                 return point
         if self._random_asked < self.initial_random or not self._can_model():
             self._random_asked += 1
+            self.last_phase = "random"
             return self._random_point()
+        self.last_phase = "gp"
         return self._acquire()
 
     def _random_point(self) -> list[float]:

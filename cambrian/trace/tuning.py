@@ -132,11 +132,8 @@ async def tune_program(
                                    initial_random=min(initial_random, budget), start=start)
     search.tell([defaults[n] for n in names], result.default_score)
     for index in range(1, budget + 1):
-        if index <= len(start):
-            phase = "local"
-        else:
-            phase = "random" if index - len(start) <= min(initial_random, budget) else "gp"
         point = search.ask()
+        phase = "local" if search.last_phase == "start" else search.last_phase
         values = dict(zip(names, point, strict=True))
         score = await evaluate(program.render(values))
         search.tell(point, score)
