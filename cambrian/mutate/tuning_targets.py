@@ -5,34 +5,38 @@ shown the lines whose numbers it may change, it nearly always changes one of the
 
 from __future__ import annotations
 
+import re
+
 from cambrian.task.languages import Language
-from cambrian.trace.knobs import literal_sites, literal_value
+from cambrian.trace.knobs import LiteralSite, is_named_setting, literal_sites, literal_value
 
 MAX_TARGET_LINES = 8
 MAX_LINE_CHARS = 100
 # Literals that are almost always structure (loop starts, offsets, halving), not settings.
 TRIVIAL_VALUES = frozenset({0.0, 1.0, 2.0})
+_DEFINE = re.compile(r"#\s*define\b")
 
 
-def _is_setting(text: str) -> bool:
+def _is_setting(site: LiteralSite) -> bool:
     try:
-        value, _ = literal_value(text)
+        value, _ = literal_value(site.text)
     except ValueError:
         return False
-    return abs(value) not in TRIVIAL_VALUES
+    return abs(value) not in TRIVIAL_VALUES or is_named_setting(site)
 
 
 def tuning_target_lines(source: str, language: Language | str,
                         limit: int = MAX_TARGET_LINES) -> list[str]:
     """Distinct stripped lines inside the EVOLVE-BLOCKs with at least one numeric literal that is
-    neither an index or a shape (``a[3]``) nor 0, 1 or 2, at most ``limit``: lines holding a
-    fractional value first, each group in program order."""
+    neither an index or a shape (``a[3]``) nor 0, 1 or 2 (unless a named upper-case constant
+    holds it), at most ``limit``: lines holding a fractional value first, each group in program
+    order."""
     by_line: dict[int, tuple[str, bool]] = {}  # line -> (text, holds a non-integer setting)
     for site in literal_sites(source, language):
-        if not site.mutable or site.in_subscript or not _is_setting(site.text):
+        if not site.mutable or site.in_subscript or not _is_setting(site):
             continue
         text = site.line_text.strip()
-        if not text or text.startswith(("#", "//")):
+        if not text or text.startswith("//") or (text.startswith("#") and not _DEFINE.match(text)):
             continue
         fractional = literal_value(site.text)[1] == "float"
         previous = by_line.get(site.line)

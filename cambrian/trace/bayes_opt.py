@@ -24,6 +24,9 @@ import numpy as np
 RANDOM_CANDIDATES = 2048
 LOCAL_CANDIDATES = 256
 LOCAL_STEP = 0.1  # relative size of one local step (integers move by at least 1)
+# Rings of local steps, nearest first: where 10% moves fall inside the noise of the score or a
+# narrow dip, a quarter of the value often reaches the next rise.
+LOCAL_RINGS = (LOCAL_STEP, 0.25)
 
 
 @dataclass(frozen=True)
@@ -184,4 +187,14 @@ def local_steps(dimensions: list[Dimension], values: list[float],
                 point = list(values)
                 point[index] = moved
                 points.append(point)
+    return points
+
+
+def local_rings(dimensions: list[Dimension], values: list[float],
+                steps: tuple[float, ...] = LOCAL_RINGS) -> list[list[float]]:
+    """:func:`local_steps` for each relative step in ``steps``, nearest ring first; a point
+    that an earlier ring already holds is not repeated."""
+    points: list[list[float]] = []
+    for step in steps:
+        points.extend(p for p in local_steps(dimensions, values, step) if p not in points)
     return points

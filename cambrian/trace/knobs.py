@@ -49,6 +49,7 @@ class LiteralSite:
     start: int  # offsets into the source
     end: int
     line: int  # 0-based
+    column: int  # 0-based offset of the literal in its line
     line_text: str
     name_hint: str  # assigned / compared identifier nearest to the left on the line, or ""
     in_subscript: bool  # written as an index or a shape: a[3], x[:, 2]
@@ -129,11 +130,30 @@ def literal_sites(source: str, language: Language | str) -> list[LiteralSite]:
         line = source.count("\n", 0, start)
         line_start = source.rfind("\n", 0, start) + 1
         sites.append(LiteralSite(
-            text=text, start=start, end=end, line=line, line_text=lines[line],
+            text=text, start=start, end=end, line=line, column=start - line_start,
+            line_text=lines[line],
             name_hint=_name_hint(source[line_start:start]), in_subscript=in_subscript,
             mutable=regions.is_mutable(line) if regions is not None else True,
         ))
     return sites
+
+
+_SETTING_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_DECLARATION_TAIL = re.compile(r"^[fFlLuU]*\s*;?\s*(?://.*|#.*)?$")
+
+
+def is_named_setting(site: LiteralSite) -> bool:
+    """The literal is the whole value of an upper-case constant (``RADIUS_SCALE = 1.0``,
+    ``const double DISTANCE_POWER = 1.0;``, ``#define ROUNDS 2``). The program declares such a
+    value a setting, so it is tunable even when it is 0, 1 or 2, values that written inline are
+    almost always identities or index bounds."""
+    if not _SETTING_NAME.match(site.name_hint):
+        return False
+    before = site.line_text[: site.column].rstrip()
+    before = before[:-1].rstrip() if before.endswith("-") else before
+    after = site.line_text[site.column + len(site.text):]
+    return ((before.endswith("=") or before.endswith(site.name_hint))
+            and bool(_DECLARATION_TAIL.match(after)))
 
 
 def literal_value(text: str) -> tuple[float, Kind]:
@@ -240,15 +260,21 @@ def _knob_name(site: LiteralSite, taken: set[str]) -> str:
     return name
 
 
+def _tunable_value(site: LiteralSite) -> bool:
+    value = literal_value(site.text)[0]
+    # A named 0 stays out too: its search interval would be scaled from zero.
+    return value not in _IDENTITY_VALUES or (value != 0 and is_named_setting(site))
+
+
 def find_knobs(source: str, language: Language | str, *, limit: int = MAX_KNOBS) -> list[Knob]:
     """Knobs chosen without an LLM, after the B.9 rules: unambiguous literals inside the mutable
-    region, not 0, 1 or 2 (identities, index bounds, halves and squares), not written as an
-    index or shape, not assigned to a problem-size name (n, dim, ...). Literals of a known
+    region, not 0, 1 or 2 (identities, index bounds, halves and squares) unless a named
+    upper-case constant holds the 1 or 2, not written as an index or shape, not assigned to a problem-size name (n, dim, ...). Literals of a known
     parameter family come first, then floats, then integers; at most ``limit``."""
     candidates = [
         site for site in unique_sites(literal_sites(source, language)).values()
         if site.mutable and not site.in_subscript
-        and literal_value(site.text)[0] not in _IDENTITY_VALUES
+        and _tunable_value(site)
         and not _PROBLEM_SIZE.search(site.name_hint)
     ]
 

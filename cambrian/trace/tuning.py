@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.llm.base import LLMProvider
-from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_steps
+from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings
 from cambrian.trace.extras import TUNING_FILE, extras_dir, write_json
 from cambrian.trace.knob_llm import propose_knobs
 from cambrian.trace.knobs import Knob, find_knobs
@@ -95,8 +95,9 @@ async def tune_program(
     local_first: bool = False,
 ) -> TuningResult:
     """Tune ``source``'s knobs (found deterministically when ``knobs`` is None). With
-    ``local_first`` the first trials are one-knob steps around the current values
-    (:func:`local_steps`), then ``initial_random`` random points, then GP acquisitions."""
+    ``local_first`` the first trials are one-knob steps around the current values, 10% and then
+    25% of each value (:func:`local_rings`), then ``initial_random`` random points, then GP
+    acquisitions; the local steps leave at least one trial to the GP."""
     chosen = list(knobs) if knobs is not None else find_knobs(source, language)
     if original_score is None:
         original_score = await evaluate(source)
@@ -127,7 +128,8 @@ async def tune_program(
 
     names = [k.name for k in program.knobs]
     dimensions = [Dimension(k.low, k.high, k.scale, k.kind == "int") for k in program.knobs]
-    start = local_steps(dimensions, [defaults[n] for n in names])[:budget] if local_first else []
+    start = (local_rings(dimensions, [defaults[n] for n in names])[
+        :max(0, budget - min(initial_random, budget) - 1)] if local_first else [])
     search = GaussianProcessSearch(dimensions, maximize=maximize, rng_seed=rng_seed,
                                    initial_random=min(initial_random, budget), start=start)
     search.tell([defaults[n] for n in names], result.default_score)

@@ -1,6 +1,7 @@
 // Orchard Harvest (see problem.md): a closed route from the depot collecting tree values.
 // Baseline: greedy by value per step, always keeping enough budget to get back to the depot.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <queue>
 #include <string>
@@ -40,6 +41,15 @@ std::vector<int> distances_from(const Input& in, int r0, int c0) {
     return dist;
 }
 
+// The greedy's setting: how strongly the steps to a tree discount its value.
+const double DISTANCE_POWER = 1.0;
+
+// How attractive the tree worth `value` is when it lies `steps_there` moves away and
+// `steps_back` moves from the depot; the greedy goes to the most attractive tree that fits.
+double tree_priority(int value, int steps_there, int steps_back) {
+    return value / std::pow((double)steps_there, DISTANCE_POWER);
+}
+
 // Walks from (r, c) down the distance field `to` (distances to the target) until it arrives.
 void walk(const Input& in, const std::vector<int>& to, int& r, int& c, std::string& route,
           std::vector<char>& collected, const std::vector<int>& tree_at) {
@@ -76,15 +86,15 @@ std::string solve(const Input& in) {
     while (true) {
         int remaining = in.budget - (int)route.size();
         int best = -1;
-        double best_ratio = 0.0;
+        double best_priority = 0.0;
         for (int i = 0; i < k; ++i) {
             if (collected[i]) continue;
             int there = dist_to_tree[i][r * n + c];
             int back = dist_to_depot[in.tree_r[i] * n + in.tree_c[i]];
             if (there <= 0 || there + back > remaining) continue;
-            double ratio = (double)in.tree_v[i] / there;
-            if (ratio > best_ratio) {
-                best_ratio = ratio;
+            double priority = tree_priority(in.tree_v[i], there, back);
+            if (priority > best_priority) {
+                best_priority = priority;
                 best = i;
             }
         }

@@ -22,11 +22,11 @@ from cambrian.store.store import STORE_FILENAME, Store
 from support.scripted_llm import ScriptedLLM, counter_reply, current_value, write_counter_task
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
-RATIO_LINE = "double ratio = (double)in.tree_v[i] / there;"
+PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
 # Passes `g++ -fsyntax-only` (the proposer's check) but fails to link: a compile error (CE)
 # that only the judge's real compilation finds.
 UNDEFINED_HELPER = ("double route_bonus(int tree);\n"
-                    "            double ratio = (double)in.tree_v[i] / there * route_bonus(i);")
+                    "    return value / (double)steps_there * route_bonus(value);")
 LINK_ERROR = "undefined reference to `route_bonus(int)'"
 NOTE_HEAD = "Your previous attempt from this program failed"
 
@@ -88,14 +88,14 @@ def run(task: Path, run_dir: Path, responder: Responder, *sets: str) -> list[str
 def test_compile_error_reaches_the_next_prompt_on_the_same_parent(tmp_path: Path):
     run_dir = tmp_path / "run"
     failing = ("Weigh trees by a bonus\n<<<<<<< SEARCH\n"
-               f"            {RATIO_LINE}\n=======\n            {UNDEFINED_HELPER}\n"
+               f"    {PRIORITY_LINE}\n=======\n    {UNDEFINED_HELPER}\n"
                ">>>>>>> REPLACE\n")
 
     def tweak(messages: list[dict[str, str]], index: int) -> str:
-        divisor = ["(there + 0.5 * back)", "(there * there)"][index % 2]
+        divisor = ["(steps_there + 0.5 * steps_back)", "(steps_there * steps_there)"][index % 2]
         return ("Weigh the way back\n<<<<<<< SEARCH\n"
-                f"            {RATIO_LINE}\n=======\n"
-                f"            double ratio = (double)in.tree_v[i] / {divisor};\n"
+                f"    {PRIORITY_LINE}\n=======\n"
+                f"    return value / {divisor};\n"
                 ">>>>>>> REPLACE\n")
 
     prompts = run(EXAMPLE, run_dir, failing_first(run_dir, failing, tweak),

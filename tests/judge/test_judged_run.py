@@ -16,11 +16,11 @@ from cambrian.task.folder import TaskError
 from support.scripted_llm import ScriptedLLM
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
-RATIO_LINE = "double ratio = (double)in.tree_v[i] / there;"
+PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
 VARIANTS = [
-    "double ratio = (double)in.tree_v[i] / (there + 0.5 * back);",
-    "double ratio = (double)in.tree_v[i] * in.tree_v[i] / there;",
-    "double ratio = (double)in.tree_v[i] / (there * there);",
+    "return value / (steps_there + 0.5 * steps_back);",
+    "return (double)value * value / steps_there;",
+    "return value / std::pow((double)steps_there, 2.0);",
 ]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 def ratio_tweak(messages: list[dict[str, str]], index: int) -> str:
     variant = VARIANTS[index % len(VARIANTS)]
     return ("Weigh the way back to the depot\n<<<<<<< SEARCH\n"
-            f"            {RATIO_LINE}\n=======\n            {variant}\n>>>>>>> REPLACE\n")
+            f"    {PRIORITY_LINE}\n=======\n    {variant}\n>>>>>>> REPLACE\n")
 
 
 def test_judged_task_runs_with_stages_stored(tmp_path: Path):

@@ -135,13 +135,13 @@ def test_when_no_draft_passes_the_run_aborts_clearly_and_resume_tries_again(tmp_
     assert summary.initial_score == 3.0 and summary.evaluations == 1
 
 
-RATIO_LINE = "double ratio = (double)in.tree_v[i] / there;"
+PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
 
 
-def ratio_tweak(messages: list[dict[str, str]], index: int) -> str:
-    variant = f"double ratio = (double)in.tree_v[i] / (there + {index % 7 + 1} * 0.1);"
+def priority_tweak(messages: list[dict[str, str]], index: int) -> str:
+    variant = f"return value / (steps_there + {index % 7 + 1} * 0.1);"
     return ("Weigh the distance more\n<<<<<<< SEARCH\n"
-            f"            {RATIO_LINE}\n=======\n            {variant}\n>>>>>>> REPLACE\n")
+            f"    {PRIORITY_LINE}\n=======\n    {variant}\n>>>>>>> REPLACE\n")
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
@@ -155,7 +155,7 @@ def test_judged_cpp_task_without_initial_program(tmp_path: Path):
     (task / "config.yaml").write_text(yaml.safe_dump(config))
     draft = f"Greedy tour by value per distance\n```cpp\n{baseline}```\n"
 
-    with ScriptedLLM(scripted([draft], mutate=ratio_tweak)) as llm:
+    with ScriptedLLM(scripted([draft], mutate=priority_tweak)) as llm:
         evolution = start(task, run_dir=tmp_path / "run", overrides=sets(
             llm, 2, "evolution.patch_types=[diff]", "evolution.patch_type_probs=[1.0]",
             "judge.public_seeds=[0,3]", "judge.tiers.quick_cases=2"))

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from cambrian.api import start
 from cambrian.config import ModelConfig
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
-from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_steps
+from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings, local_steps
 from cambrian.trace.cli import register
 from cambrian.trace.knob_llm import propose_knobs, validate_proposals
 from cambrian.trace.knobs import Knob, enforce_rules, find_knobs, literal_sites
@@ -204,6 +204,31 @@ def test_local_first_finds_a_gain_next_to_a_narrow_valid_region():
     assert "local" not in [s.phase for s in random_only.history]
 
 
+def test_local_rings_go_a_quarter_out_after_the_tenth_and_never_repeat_a_point():
+    dims = [Dimension(0.25, 4.0), Dimension(1, 3, "linear", True)]
+    rings = local_rings(dims, [1.0, 2.0])
+    assert [pytest.approx(p) for p in rings] == [
+        [1.1, 2.0], [0.9, 2.0], [1.0, 3.0], [1.0, 1.0],  # 10% (integers by at least 1)
+        [1.25, 2.0], [0.75, 2.0],  # 25%; the integer's moves are already there
+    ]
+
+
+def test_one_knob_past_a_dip_is_reached_by_the_second_ring_with_trials_left_for_the_gp():
+    """The contest baseline in miniature: 10% either way scores worse, a quarter down better."""
+    source = "// EVOLVE-BLOCK-START\nconst double POWER = 1.0;\n// EVOLVE-BLOCK-END\n"
+    scores = {1.0: 100.0, 1.1: 95.0, 0.9: 98.0, 1.25: 90.0, 0.75: 103.0}
+
+    async def evaluate(program: str) -> float | None:
+        marker = "#define _BO_POWER " if "_BO_POWER" in program else "POWER = "
+        value = float(program.split(marker)[1].split("\n")[0].rstrip(";"))
+        return scores.get(round(value, 6), 80.0)
+
+    result = asyncio.run(tune_program(source, "cpp", evaluate, maximize=True, budget=6,
+                                      rng_seed=0, initial_random=1, local_first=True))
+    assert [s.phase for s in result.history] == ["defaults"] + ["local"] * 4 + ["random", "gp"]
+    assert result.best_score == 103.0 and "POWER = 0.75;" in result.best_source
+
+
 async def _score(evaluator: ProgramEvaluator, source: str) -> float | None:
     with tempfile.TemporaryDirectory() as scratch:
         return score_of(await evaluator.evaluate(source, Path(scratch)))
@@ -289,3 +314,20 @@ def test_cli_tune_writes_the_ceiling_for_the_report(tmp_path: Path):
     assert "tuned ceiling" in result.output and "step_size" in result.output
     missing = CliRunner().invoke(app, ["trace", "tune", str(tmp_path / "run"), "--candidate", "9"])
     assert missing.exit_code == 2 and "no candidate 9" in missing.output
+
+
+def test_named_constants_are_settings_even_at_identity_values():
+    from cambrian.mutate.tuning_targets import tuning_target_lines
+
+    cpp = ("// EVOLVE-BLOCK-START\nconst double DISTANCE_POWER = 1.0;  // setting\n"
+           "#define ROUNDS 2\nconst int DR[3] = {-1, 0, 0};\nint half = total / 2.0;\n"
+           "double SCALE = 1 * width;\nconst double OFFSET = 0.0;\n// EVOLVE-BLOCK-END\n")
+    knobs = [(k.name, k.source_literal) for k in find_knobs(cpp, "cpp")]
+    # The list of DR, the inline 2.0 of `total / 2.0`, the product 1 * width and a named 0
+    # stay out.
+    assert knobs == [("distance_power", "1.0"), ("rounds", "2")]
+    # The model may change a named 0 (no interval to scale); fractional values come first.
+    assert tuning_target_lines(cpp, "cpp") == ["const double DISTANCE_POWER = 1.0;  // setting",
+                                               "const double OFFSET = 0.0;", "#define ROUNDS 2"]
+    python = "# EVOLVE-BLOCK-START\nOFFSET: float = 1.0\nstep = 2.0\n# EVOLVE-BLOCK-END\n"
+    assert [k.name for k in find_knobs(python, "python")] == ["offset"]
