@@ -1,7 +1,8 @@
 """The ``function`` reply format: complete function definitions that replace their namesakes.
 
 Each function in the reply replaces the definition with the same name inside an EVOLVE-BLOCK
-(re-indented to where that definition sits). A new name is added to the last block, except in
+(re-indented to where that definition sits); a line assigning a constant defined outside the
+functions replaces that constant's line (:mod:`cambrian.mutate.setting_lines`). A new name is added to the last block, except in
 C and C++, where a function must be declared before use: there it goes right before the first
 block definition that mentions it. A name defined only outside the blocks is an error.
 """
@@ -20,20 +21,24 @@ from cambrian.mutate.definitions import (
 )
 from cambrian.mutate.patch_types import PatchError
 from cambrian.mutate.reply_text import fences_for_language, find_fences
+from cambrian.mutate.setting_lines import apply_setting_lines, setting_lines
 from cambrian.task.blocks import EvolveRegions, line_text, parse_marker, parse_regions, split_lines
 from cambrian.task.languages import Language
 
 _DECLARE_BEFORE_USE = frozenset({"c", "cpp"})
+IDENTICAL = "the function(s) in the reply are identical to the current program; change something."
 
 
-def _reply_functions(reply: str, language: Language, notes: list[str]) -> list[tuple[str, str]]:
-    """(name, dedented code) of each complete definition in the reply's code blocks."""
+def _reply_functions(reply: str, language: Language) -> tuple[list[tuple[str, str]], list[str]]:
+    """(name, dedented code) of each complete definition in the reply's code blocks, and the
+    reply's lines of code outside every definition."""
     fences = fences_for_language(find_fences(reply), language)
     if not fences:
         raise PatchError(
             f"no code block found: put the complete function(s) in one ```{language.fence_tag} ... ``` block."
         )
     functions: list[tuple[str, str]] = []
+    stray: list[str] = []
     for fence in fences:
         # Models often copy the marker lines around their functions; they carry no code.
         lines = [line for line in split_lines(fence.body) if parse_marker(line) is None]
@@ -43,22 +48,15 @@ def _reply_functions(reply: str, language: Language, notes: list[str]) -> list[t
             leftovers = code_outside(body, language, definitions)
         except SyntaxError as exc:
             raise PatchError(f"the code block does not parse: line {exc.lineno}: {exc.msg}") from None
-        if leftovers:
-            first = line_text(lines[leftovers[0]]).strip()
-            notes.append(f"ignored {len(leftovers)} line(s) of code outside the functions, e.g. `{first}`")
+        stray.extend(lines[index] for index in leftovers if index < len(lines))
         for definition in definitions:
             code = textwrap.dedent("".join(lines[definition.start : definition.end]))
             functions.append((definition.name, code))
-    if not functions:
-        raise PatchError(
-            "the code block holds no complete function definition: give each whole function, "
-            "from its signature line to its last line."
-        )
     names = [name for name, _ in functions]
     for name in names:
         if names.count(name) > 1:
             raise PatchError(f"the reply defines `{name}` more than once; give each function once.")
-    return functions
+    return functions, stray
 
 
 def _indented(code: str, indent: str) -> list[str]:
@@ -179,13 +177,29 @@ def _without_fixed_functions(functions: list[tuple[str, str]], definitions: list
 
 
 def apply_function_reply(parent_source: str, reply: str, language: Language) -> tuple[str, int, list[str]]:
-    """Apply every function of ``reply``; returns (source, functions changed, notes)."""
+    """Apply every function and setting line (:mod:`setting_lines`) of ``reply``; returns
+    (source, functions and settings changed, notes)."""
     if not supports_functions(language):
         raise ValueError(
             f"the function reply format does not support {language.name}; use the diff or full format"
         )
     notes: list[str] = []
-    functions = _reply_functions(reply, language, notes)
+    functions, stray = _reply_functions(reply, language)
+    source, settings, unused = apply_setting_lines(parent_source, stray, language)
+    if unused:
+        first = line_text(unused[0]).strip()
+        notes.append(f"ignored {len(unused)} line(s) of code outside the functions, e.g. `{first}`")
+    if not functions and not settings and len(unused) < len(stray):
+        raise PatchError(IDENTICAL)
+    if not functions and not settings:
+        raise PatchError(
+            "the code block holds no complete function definition: give each whole function, "
+            "from its signature line to its last line"
+            + (" (or the line of a constant defined outside the functions, with its new value)."
+               if setting_lines(parent_source, language) else ".")
+        )
+    if settings:
+        notes.append(f"changed the setting line(s) of {', '.join(f'`{n}`' for n in settings)}")
     try:
         definitions = find_definitions(parent_source, language, top_level_only=False)
     except SyntaxError:
@@ -194,13 +208,10 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
     functions = _without_fixed_functions(functions, definitions, parse_regions(parent_source), notes)
     # Replace known functions first, so that new helpers can be placed before their callers.
     functions.sort(key=lambda function: function[0] not in existing)
-    source = parent_source
-    changed = 0
+    changed = len(settings)
     for name, code in functions:
         source, did_change = _put_function(source, name, code, language, notes)
         changed += did_change
     if not changed:
-        raise PatchError(
-            "the function(s) in the reply are identical to the current program; change something."
-        )
+        raise PatchError(IDENTICAL)
     return source, changed, notes

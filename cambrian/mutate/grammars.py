@@ -56,11 +56,15 @@ def _description_rule(excluded_first: str) -> str:
 # How the first line of a whole-function reply may start, per language: a small model otherwise
 # sends the few changed statements without their function, which cannot be placed.
 FUNCTION_OPENINGS = {"python": ("def ", "async def ", "@", "import ", "from ", "class ")}
+# A Python function reply may also open with a module-level constant's line (setting lines).
+_UPPER_NAME_OPENING = "[A-Z_] [A-Za-z0-9_]* \" \"* \"=\""
 
 
-def _fenced_code_grammar(language: Language, openings: tuple[str, ...] = ()) -> str:
-    first = (" ( " + " | ".join(_literal(o) for o in openings) + ' ) [^\\n]* "\\n"'
-             if openings else "")
+def _fenced_code_grammar(language: Language, openings: tuple[str, ...] = (),
+                         settings: bool = False) -> str:
+    alternatives = [_literal(o) for o in openings] + (
+        [_UPPER_NAME_OPENING] if openings and settings else [])
+    first = (" ( " + " | ".join(alternatives) + ' ) [^\\n]* "\\n"' if openings else "")
     return "\n".join(
         [
             "root ::= description? code",
@@ -99,9 +103,11 @@ def _diff_grammar() -> str:
     )
 
 
-def grammar_for(fmt: str, language: Language | str, blocks: int = 0) -> str:
+def grammar_for(fmt: str, language: Language | str, blocks: int = 0,
+                settings: bool = False) -> str:
     """The GBNF grammar that constrains a reply in format ``fmt`` (root rule: ``root``);
-    ``blocks``: the parent's EVOLVE-BLOCK count (0: unknown or none)."""
+    ``blocks``: the parent's EVOLVE-BLOCK count (0: unknown or none); ``settings``: a function
+    reply may also open with the line of an upper-case constant (setting lines)."""
     lang = as_language(language)
     if fmt == "diff":
         return _diff_grammar()
@@ -110,15 +116,18 @@ def grammar_for(fmt: str, language: Language | str, blocks: int = 0) -> str:
     if fmt == "function":
         if not supports_functions(lang):
             raise ValueError(f"the function reply format does not support {lang.name}; use diff or full")
-        return _fenced_code_grammar(lang, FUNCTION_OPENINGS.get(lang.name, ()))
+        return _fenced_code_grammar(lang, FUNCTION_OPENINGS.get(lang.name, ()), settings)
     raise ValueError(f"unknown patch format {fmt!r}; expected diff, full or function")
 
 
 _FIRST_LINE = "Reply format: one short line saying what you change (at most 15 words), then "
 
 
-def format_instructions(fmt: str, language: Language | str, blocks: int = 0) -> str:
-    """Short instructions for reply format ``fmt`` with a fill-in template.
+def format_instructions(fmt: str, language: Language | str, blocks: int = 0,
+                        settings: bool = False) -> str:
+    """Short instructions for reply format ``fmt`` with a fill-in template; ``settings``: the
+    program has constants outside its functions that a function reply may change by their line
+    (:mod:`cambrian.mutate.setting_lines`).
 
     The template holds placeholders, not a worked example: a small model copies a concrete
     example's change ("double x") as if it were an idea for its own program.
@@ -152,7 +161,9 @@ def format_instructions(fmt: str, language: Language | str, blocks: int = 0) -> 
         _FIRST_LINE + f"one {fence} code block with the complete new version of the function you "
         "change, from its first line to its last. Only functions inside the EVOLVE-BLOCK can "
         "change; you may add new helper functions.\n"
-        f"{fence}\n{_function_template(lang)}\n```\n"
+        + ("To change a constant defined outside the functions, write its line with the new "
+           "value in the code block.\n" if settings else "")
+        + f"{fence}\n{_function_template(lang)}\n```\n"
         "Write nothing after the code block."
     )
 

@@ -19,6 +19,7 @@ from cambrian.config import PromptConfig
 from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction
+from cambrian.mutate.setting_lines import setting_lines
 from cambrian.mutate.tuning_targets import tuning_targets_text
 from cambrian.task.blocks import BlockError, block_contents, parse_regions
 from cambrian.task.folder import Task
@@ -169,9 +170,10 @@ class PromptBuilder:
             targets = tuning_targets_text(parent.source, self.task.language)
             task_text += "\n" + targets if targets else ""
         blocks = evolve_block_count(parent.source)
+        settings = fmt == "function" and bool(setting_lines(parent.source, self.task.language))
         instructions = (
             f"## Your task\n{task_text}\n\n"
-            f"{format_instructions(fmt, self.task.language.name, blocks)}"
+            f"{format_instructions(fmt, self.task.language.name, blocks, settings)}"
         )
         current = f"## Current program\n{self._code(parent.source)}"
 

@@ -31,6 +31,7 @@ from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.patches import PatchError, apply_reply
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
+from cambrian.mutate.setting_lines import setting_lines
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
 from cambrian.mutate.tuning_targets import tuning_target_lines
@@ -160,7 +161,10 @@ class Proposer:
             temperature=arm.temperature,
             max_tokens=reply_tokens,
             stop=code_block_stop(fmt, arm.model),
-            grammar=(grammar_for(fmt, self.task.language.name, evolve_block_count(request.parent.source))
+            grammar=(grammar_for(fmt, self.task.language.name,
+                                 evolve_block_count(request.parent.source),
+                                 settings=fmt == "function" and bool(
+                                     setting_lines(request.parent.source, self.task.language)))
                      if arm.model.provider == "local" else None),
         )
         previous_context: int | None = None

@@ -217,6 +217,13 @@ def test_python_function_grammar_starts_with_a_definition(vocab_model: object) -
     assert _accepts(vocab_model, grammar, "```python\nimport math\n\ndef f(x):\n    return x\n```")
     # The failure seen with the 1.5B model: the changed statements without their function.
     assert not _accepts(vocab_model, grammar, "Cap the radii.\n```python\nradii = np.minimum(radii, 0.08)\n```\n")
+    constant = "Shrink more.\n```python\nRADIUS_SCALE = 0.95\n```\n"
+    assert not _accepts(vocab_model, grammar, constant)
+    # When the program has module-level constants, a reply may open with one's line.
+    with_settings = grammar_for("function", PYTHON, settings=True)
+    assert _accepts(vocab_model, with_settings, constant) and _accepts(vocab_model, with_settings, whole)
+    assert not _accepts(vocab_model, with_settings,
+                        "Cap the radii.\n```python\nradii = np.minimum(radii, 0.08)\n```\n")
 
 
 def test_problem_brief_grammar(vocab_model: object) -> None:
