@@ -21,7 +21,9 @@ from cambrian.mutate.definitions import code_outside, find_definitions
 from cambrian.task.blocks import BlockError, line_text, parse_regions, split_lines
 from cambrian.task.languages import Language
 
-_BRACE_ASSIGNMENT = re.compile(r"^\s*(?:[\w:<>,*&\s]*?\s)?[*&]*([A-Za-z_]\w*)\s*(?::\s*[\w:<>&]+\s*)?=(?!=)\s*[^;{]+;\s*$")
+# [qualifiers and type] NAME [: type] = value;   (the type part covers Rust's `const X: f64`)
+_BRACE_ASSIGNMENT = re.compile(
+    r"^\s*(?:[\w:<>,*&\s]*?\s)?[*&]*([A-Za-z_]\w*)\s*(?::\s*[\w:<>&]+\s*)?=(?!=)\s*[^;{]+;\s*$")
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+\S.*$")
 
 

@@ -269,8 +269,9 @@ def _tunable_value(site: LiteralSite) -> bool:
 def find_knobs(source: str, language: Language | str, *, limit: int = MAX_KNOBS) -> list[Knob]:
     """Knobs chosen without an LLM, after the B.9 rules: unambiguous literals inside the mutable
     region, not 0, 1 or 2 (identities, index bounds, halves and squares) unless a named
-    upper-case constant holds the 1 or 2, not written as an index or shape, not assigned to a problem-size name (n, dim, ...). Literals of a known
-    parameter family come first, then floats, then integers; at most ``limit``."""
+    upper-case constant holds the 1 or 2, not written as an index or shape, not assigned to a
+    problem-size name (n, dim, ...). Literals of a known parameter family come first, then
+    floats, then integers; at most ``limit``."""
     candidates = [
         site for site in unique_sites(literal_sites(source, language)).values()
         if site.mutable and not site.in_subscript

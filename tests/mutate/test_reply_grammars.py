@@ -221,7 +221,8 @@ def test_python_function_grammar_starts_with_a_definition(vocab_model: object) -
     assert not _accepts(vocab_model, grammar, constant)
     # When the program has module-level constants, a reply may open with one's line.
     with_settings = grammar_for("function", PYTHON, settings=True)
-    assert _accepts(vocab_model, with_settings, constant) and _accepts(vocab_model, with_settings, whole)
+    assert _accepts(vocab_model, with_settings, constant)
+    assert _accepts(vocab_model, with_settings, whole)
     assert not _accepts(vocab_model, with_settings,
                         "Cap the radii.\n```python\nradii = np.minimum(radii, 0.08)\n```\n")
 
