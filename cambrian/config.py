@@ -221,8 +221,11 @@ class NoveltyConfig(StrictModel):
     judge call costs about as much time as the proposal it would save an evaluation of, and a
     1.5B judge almost always answers "different" (measured: benchmarks/small_model.py).
     ``threshold: auto`` is the seed's 0.95 with a judge; without one it is 0.999, so that only
-    near-copies are refused outright: with the bundled MiniLM embeddings, edits of one to three
-    lines that changed what a 30-line block does measured 0.996-0.997."""
+    near-copies are refused: with the bundled MiniLM embeddings, edits of one to three lines
+    that changed what a 30-line block does measured 0.996-0.997. Above the threshold, a proposal
+    that differs from its nearest program only in comments or layout is refused without asking
+    the judge; without a judge and with the automatic threshold every other proposal passes
+    (``search/novelty.py``)."""
 
     enabled: bool = True
     embedding: Literal["local", "openai"] = "local"

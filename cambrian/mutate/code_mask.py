@@ -8,7 +8,9 @@ lifetimes vs char literals), Go (raw `strings`) and JavaScript/TypeScript (templ
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 from cambrian.task.languages import Language
 
@@ -106,8 +108,10 @@ def _literal_end(text: str, index: int, name: str) -> int | None:
     return None
 
 
-def mask_code(source: str, language: Language) -> str:
-    """``source`` with comments, literals and preprocessor lines replaced by spaces."""
+def mask_code(source: str, language: Language, *, comments_only: bool = False) -> str:
+    """``source`` with comments, literals and preprocessor lines replaced by spaces (with
+    ``comments_only``, only the comments; literals are still skipped whole, so a ``//`` inside a
+    string is not taken for a comment)."""
     name = language.name
     chars = list(source)
     index = 0
@@ -120,12 +124,36 @@ def mask_code(source: str, language: Language) -> str:
             end = _block_comment_end(source, index, nested=name == "rust")
         elif char == "#" and name in ("c", "cpp") and _at_line_start(source, index):
             end = _preprocessor_end(source, index)
+            if comments_only:
+                index = max(end, index + 1)
+                continue
         else:
             literal_end = _literal_end(source, index, name)
             if literal_end is None:
                 index += 1
                 continue
             end = literal_end
+            if comments_only:
+                index = max(end, index + 1)
+                continue
         _blank(chars, index, end)
         index = max(end, index + 1)
     return "".join(chars)
+
+
+def code_tokens(source: str, language: Language) -> list[str]:
+    """The code of ``source`` without its comments and layout, as a token list: two programs
+    with equal lists differ only in comments, blank lines or spacing (Python keeps its
+    indentation structure). Code that does not tokenise falls back to whitespace-split text."""
+    if language.name == "python":
+        skipped = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
+        try:
+            return [token.string if token.type not in (tokenize.INDENT, tokenize.DEDENT)
+                    else tokenize.tok_name[token.type]
+                    for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                    if token.type not in skipped]
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            return source.split()
+    if language.name not in BRACE_LANGUAGES:
+        return source.split()
+    return mask_code(source, language, comments_only=True).split()

@@ -92,7 +92,8 @@ class Evolution:
             self.rng.bit_generator.state = saved_rng
         self.ensemble = Ensemble(config.llm, providers)
         self.novelty = build_novelty_filter(  # its judge call belongs to a proposal in flight
-            config, store, self.ensemble, lambda: self.budget.stop_reason(self._proposals_in_flight))
+            config, store, self.ensemble, lambda: self.budget.stop_reason(self._proposals_in_flight),
+            task.language)
         self.scratchpad = build_scratchpad(config, store, self.ensemble, run_dir, self.maximize,
                                            self._side_call_stop)
         self.mutation_schedule = build_mutation_schedule(config, store, self.maximize)

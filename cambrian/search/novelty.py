@@ -1,11 +1,13 @@
 """Novelty rejection sampling (seed 000 §3.2).
 
 The mutable code of a proposal is embedded and compared (cosine) with the programs already on
-the same island. Above the threshold an LLM novelty judge (``novelty.judge``, on by default;
-``novelty_judge.py``) decides whether the proposal is meaningfully different anyway; otherwise,
-or when the judge gives no verdict (its error is stored and logged), the proposal is rejected,
-stored with its reason, and the engine samples a new one (up to ``novelty.max_attempts``
-rejections per generation).
+the same island. Above the threshold a proposal whose code equals its nearest neighbour's but for
+comments and layout is rejected outright; any other is judged by an LLM novelty judge
+(``novelty.judge``; ``novelty_judge.py``) when there is one; when there is none it passes under
+the automatic threshold (the embedding alone cannot tell a near-copy from a changed constant)
+and is rejected under a threshold the user set. A rejected proposal, also one
+the judge gave no verdict on (its error is stored and logged), is stored with its reason, and the
+engine samples a new one (up to ``novelty.max_attempts`` rejections per generation).
 
 Every island's index starts with the initial program; a program that migrates, or seeds a new
 island, is added to that island's index too (it stays in its old island's index: the programs
@@ -39,7 +41,9 @@ from cambrian.search.novelty_judge import (
     parse_judge_reply,
 )
 from cambrian.store.store import CandidateRow, Store
+from cambrian.mutate.code_mask import code_tokens
 from cambrian.task.blocks import block_contents
+from cambrian.task.languages import Language, as_language
 
 __all__ = ["JUDGE_GRAMMAR", "NoveltyFilter", "NoveltyVerdict", "SimilarityIndex",
            "build_novelty_filter"]
@@ -117,8 +121,10 @@ class NoveltyFilter:
         num_islands: int = 1,
         initial_id: int = 1,
         budget_check: Callable[[], str | None] | None = None,
+        language: Language | str = "python",
     ) -> None:
         self.config = config
+        self.language = as_language(language)
         self.threshold = resolved_threshold(config, judge is not None)
         self.embedder = embedder
         self.store = store
@@ -186,6 +192,15 @@ class NoveltyFilter:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))
         similarity, nearest_id = nearest
         too_similar = f"too similar to program {nearest_id} (cosine {similarity:.3f})"
+        same_code = self._same_code(source, nearest_id)
+        if same_code:
+            return NoveltyVerdict(False, vector, similarity, nearest_id,
+                                  f"{too_similar}: only comments or layout differ")
+        if self.judge is None and self.config.threshold == "auto":
+            # The embedding alone cannot tell a near-copy from a changed number or one changed
+            # line of a long program (see AUTO_THRESHOLD_WITHOUT_JUDGE): the code decides. A
+            # threshold the user set is taken at its word.
+            return NoveltyVerdict(True, vector, similarity, nearest_id)
         if self.judge is None or not use_judge:
             return NoveltyVerdict(False, vector, similarity, nearest_id, too_similar)
         stop = self.budget_check()
@@ -201,6 +216,14 @@ class NoveltyFilter:
         else:
             reason = "" if novel else f"{too_similar} and the novelty judge found no meaningful difference"
         return NoveltyVerdict(novel, vector, similarity, nearest_id, reason, context_id)
+
+    def _same_code(self, source: str, nearest_id: int) -> bool:
+        """Whether the mutable code equals the nearest program's but for comments and layout."""
+        nearest = self.store.candidate(nearest_id).source
+        if nearest is None:
+            return False
+        mine, theirs = ("\n".join(block_contents(code)) for code in (source, nearest))
+        return code_tokens(mine, self.language) == code_tokens(theirs, self.language)
 
     async def _ask_judge(self, source: str, nearest_id: int) -> tuple[bool, int, str]:
         """(novel, context id, problem); a problem (failed call, reply without a verdict) means
@@ -230,7 +253,10 @@ class NoveltyFilter:
 
 AUTO_THRESHOLD_WITH_JUDGE = 0.95  # seed 000 Appendix B
 # Without a judge only near-copies are refused: with MiniLM, edits of one to three lines that
-# changed what the program does measured 0.996-0.997 on circle packing.
+# changed what the program does measured 0.996-0.997 on circle packing. Above it the code itself
+# decides (refused only when comments or layout alone differ): on the 120-line contest program a
+# new formula on one line measured 0.99988 and a changed constant 0.99999, as averaging the
+# chunk embeddings of a long program dilutes one changed chunk and MiniLM barely sees numbers.
 AUTO_THRESHOLD_WITHOUT_JUDGE = 0.999
 
 
@@ -241,7 +267,8 @@ def resolved_threshold(config: NoveltyConfig, has_judge: bool) -> float:
 
 
 def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
-                         budget_check: Callable[[], str | None] | None = None) -> NoveltyFilter | None:
+                         budget_check: Callable[[], str | None] | None = None,
+                         language: Language | str = "python") -> NoveltyFilter | None:
     settings = config.novelty
     if not settings.enabled:
         return None
@@ -260,4 +287,5 @@ def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
         if settings.judge is True or not local:  # auto: remote judges only (NoveltyConfig)
             judge = ensemble.providers[label]
     return NoveltyFilter(settings, embedder, store, judge, label, local,
-                         num_islands=config.database.num_islands, budget_check=budget_check)
+                         num_islands=config.database.num_islands, budget_check=budget_check,
+                         language=language)

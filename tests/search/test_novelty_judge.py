@@ -143,3 +143,32 @@ def test_initial_and_migrated_programs_are_indexed_on_their_islands(tmp_path: Pa
         assert membership(resumed.novelty, store) == live
         resumed.store.close()
         store.close()
+
+
+def test_without_a_judge_the_code_decides_above_the_automatic_threshold(tmp_path: Path):
+    """The contest program's case: MiniLM puts a changed constant of a long program above 0.999,
+    so without a judge only a copy that differs in comments or layout is refused."""
+    from cambrian.llm.embeddings import LocalEmbedder
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
+    source = (example / "initial.cpp").read_text()
+    store = Store.open(tmp_path / "run", create=True)
+    store.add_candidate(generation=0, island=0, parent_id=None, operator="init",
+                        status="correct", language="cpp", source=source)
+    novelty = NoveltyFilter(NoveltyConfig(judge=False), LocalEmbedder.shared(), store,
+                            language="cpp")
+    asyncio.run(novelty.index_initial(store.candidate(1)))
+    tuned = source.replace("DISTANCE_POWER = 1.0;", "DISTANCE_POWER = 0.5;")
+    verdict = asyncio.run(novelty.check(tuned, island=0))
+    assert verdict.similarity > novelty.threshold and verdict.novel
+    # A threshold the user set is taken at its word; a copy that differs only in comments and
+    # layout is refused under any threshold, with that reason.
+    explicit = NoveltyFilter(NoveltyConfig(judge=False, threshold=0.9), LocalEmbedder.shared(),
+                             store, language="cpp")
+    asyncio.run(explicit.index_initial(store.candidate(1)))
+    set_threshold = asyncio.run(explicit.check(tuned, island=0))
+    assert not set_threshold.novel and set_threshold.reason.startswith("too similar")
+    commented = source.replace("    return route;\n", "    return route;  // the plan\n\n", 1)
+    assert commented != source
+    copy = asyncio.run(explicit.check(commented, island=0))
+    assert not copy.novel and copy.reason.endswith("only comments or layout differ")
