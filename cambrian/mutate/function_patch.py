@@ -4,7 +4,8 @@ Each function in the reply replaces the definition with the same name inside an 
 (re-indented to where that definition sits); a line assigning a constant defined outside the
 functions replaces that constant's line (:mod:`cambrian.mutate.setting_lines`). A new name is
 added to the last block, except in C and C++, where a function must be declared before use:
-there it goes right before the first block definition that mentions it. A name defined only outside the blocks is an error.
+there it goes right before the first block definition that mentions it. A name defined only
+outside the blocks is an error.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ the same island. Above the threshold a proposal whose code equals its nearest ne
 comments and layout is rejected outright; any other is judged by an LLM novelty judge
 (``novelty.judge``; ``novelty_judge.py``) when there is one; when there is none it passes under
 the automatic threshold (the embedding alone cannot tell a near-copy from a changed constant)
-and is rejected under a threshold the user set. A rejected proposal, also one
-the judge gave no verdict on (its error is stored and logged), is stored with its reason, and the
-engine samples a new one (up to ``novelty.max_attempts`` rejections per generation).
+and is rejected under a threshold the user set. A rejected proposal, also one the judge gave no
+verdict on (its error is stored and logged), is stored with its reason, and the engine samples a
+new one (up to ``novelty.max_attempts`` rejections per generation).
 
 Every island's index starts with the initial program; a program that migrates, or seeds a new
 island, is added to that island's index too (it stays in its old island's index: the programs
@@ -34,6 +34,7 @@ from cambrian.config import ConfigError, NoveltyConfig, RunConfig
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
 from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.ensemble import Ensemble
+from cambrian.mutate.code_mask import code_tokens
 from cambrian.search.novelty_judge import (
     JUDGE_GRAMMAR,
     JUDGE_MAX_TOKENS,
@@ -41,7 +42,6 @@ from cambrian.search.novelty_judge import (
     parse_judge_reply,
 )
 from cambrian.store.store import CandidateRow, Store
-from cambrian.mutate.code_mask import code_tokens
 from cambrian.task.blocks import block_contents
 from cambrian.task.languages import Language, as_language
 
