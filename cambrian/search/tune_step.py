@@ -11,9 +11,9 @@ asking the LLM for code:
    literals only) and exposed as a ``PARAMS`` block (Python) or ``#define`` block (C, C++);
 3. :func:`cambrian.trace.tuning.tune_program` runs ``tune_budget`` trials plus one at the
    defaults through the task's own evaluator, one at a time, each in a scratch folder: first
-   one-knob steps of 10% around the program's values (the parent works; a few points drawn
-   from intervals a hundred times wide mostly break it), then one random point, then
-   Gaussian-process acquisitions;
+   one-knob steps of 10%, then 25%, around the program's values (the parent works; a few
+   points drawn from intervals a hundred times wide mostly break it), then one random point,
+   then Gaussian-process acquisitions (at least one);
 4. when the best trial beats the parent, the tuned program (the parent's layout with the best
    values written into its literals) becomes the child: operator ``tune``, edge ``tune``,
    ``notes.tuning`` holding knobs, values, trial scores and the trial count. It then goes
