@@ -205,7 +205,7 @@ def test_tight_context_shrinks_the_statement_before_the_brief(tmp_path: Path):
     assert "Statement line." in roomy and "brief words" in roomy and "[… truncated" not in roomy
     tight = system(700)  # too small for the statement even at 1500 characters
     assert "## Problem statement" not in tight and roomy.split("## Problem brief")[1] in tight
-    tighter = system(450)  # too small for the whole brief: 800 characters of it remain
+    tighter = system(480)  # too small for the whole brief: 800 characters of it remain
     assert "## Problem statement" not in tighter
     assert "## Problem brief" in tighter and "[… truncated …]" in tighter
     assert "## Problem brief" not in system(260)  # dropped last, when nothing else fits
