@@ -11,7 +11,7 @@ import pytest
 
 from cambrian.api import resume, start
 from cambrian.config import LLMConfig, ModelConfig, NoveltyConfig
-from cambrian.llm.embeddings import OpenAIEmbedder
+from cambrian.llm.embeddings import LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.factory import build_providers
 from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.novelty_judge import JUDGE_QUESTION, judge_prompt, parse_judge_reply
@@ -148,8 +148,6 @@ def test_initial_and_migrated_programs_are_indexed_on_their_islands(tmp_path: Pa
 def test_without_a_judge_the_code_decides_above_the_automatic_threshold(tmp_path: Path):
     """The contest program's case: MiniLM puts a changed constant of a long program above 0.999,
     so without a judge only a copy that differs in comments or layout is refused."""
-    from cambrian.llm.embeddings import LocalEmbedder
-
     example = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
     source = (example / "initial.cpp").read_text()
     store = Store.open(tmp_path / "run", create=True)

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from cambrian.api import start
 from cambrian.config import ModelConfig
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings, local_steps
 from cambrian.trace.cli import register
 from cambrian.trace.knob_llm import propose_knobs, validate_proposals
@@ -317,8 +318,6 @@ def test_cli_tune_writes_the_ceiling_for_the_report(tmp_path: Path):
 
 
 def test_named_constants_are_settings_even_at_identity_values():
-    from cambrian.mutate.tuning_targets import tuning_target_lines
-
     cpp = ("// EVOLVE-BLOCK-START\nconst double DISTANCE_POWER = 1.0;  // setting\n"
            "#define ROUNDS 2\nconst int DR[3] = {-1, 0, 0};\nint half = total / 2.0;\n"
            "double SCALE = 1 * width;\nconst double OFFSET = 0.0;\n// EVOLVE-BLOCK-END\n")
