@@ -117,26 +117,22 @@ def mask_code(source: str, language: Language, *, comments_only: bool = False) -
     index = 0
     while index < len(source):
         char = source[index]
+        comment = True
         if char == "/" and source.startswith("//", index):
             end = source.find("\n", index)
             end = len(source) if end == -1 else end
         elif char == "/" and source.startswith("/*", index):
             end = _block_comment_end(source, index, nested=name == "rust")
         elif char == "#" and name in ("c", "cpp") and _at_line_start(source, index):
-            end = _preprocessor_end(source, index)
-            if comments_only:
-                index = max(end, index + 1)
-                continue
+            end, comment = _preprocessor_end(source, index), False
         else:
             literal_end = _literal_end(source, index, name)
             if literal_end is None:
                 index += 1
                 continue
-            end = literal_end
-            if comments_only:
-                index = max(end, index + 1)
-                continue
-        _blank(chars, index, end)
+            end, comment = literal_end, False
+        if comment or not comments_only:
+            _blank(chars, index, end)
         index = max(end, index + 1)
     return "".join(chars)
 

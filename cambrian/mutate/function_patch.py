@@ -190,9 +190,9 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
     if unused:
         first = line_text(unused[0]).strip()
         notes.append(f"ignored {len(unused)} line(s) of code outside the functions, e.g. `{first}`")
-    if not functions and not settings and len(unused) < len(stray):
-        raise PatchError(IDENTICAL)
     if not functions and not settings:
+        if len(unused) < len(stray):  # a constant's line, given with its current value
+            raise PatchError(IDENTICAL)
         raise PatchError(
             "the code block holds no complete function definition: give each whole function, "
             "from its signature line to its last line"

@@ -19,7 +19,7 @@ from cambrian.config import PromptConfig
 from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction
-from cambrian.mutate.setting_lines import setting_lines
+from cambrian.mutate.setting_lines import offers_setting_lines
 from cambrian.mutate.tuning_targets import tuning_targets_text
 from cambrian.task.blocks import BlockError, block_contents, parse_regions
 from cambrian.task.folder import Task
@@ -170,7 +170,7 @@ class PromptBuilder:
             targets = tuning_targets_text(parent.source, self.task.language)
             task_text += "\n" + targets if targets else ""
         blocks = evolve_block_count(parent.source)
-        settings = fmt == "function" and bool(setting_lines(parent.source, self.task.language))
+        settings = offers_setting_lines(fmt, parent.source, self.task.language)
         instructions = (
             f"## Your task\n{task_text}\n\n"
             f"{format_instructions(fmt, self.task.language.name, blocks, settings)}"

@@ -31,7 +31,7 @@ from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.patches import PatchError, apply_reply
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
-from cambrian.mutate.setting_lines import setting_lines
+from cambrian.mutate.setting_lines import offers_setting_lines
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.mutate.syntax import check_syntax
 from cambrian.mutate.tuning_targets import tuning_target_lines
@@ -163,8 +163,8 @@ class Proposer:
             stop=code_block_stop(fmt, arm.model),
             grammar=(grammar_for(fmt, self.task.language.name,
                                  evolve_block_count(request.parent.source),
-                                 settings=fmt == "function" and bool(
-                                     setting_lines(request.parent.source, self.task.language)))
+                                 settings=offers_setting_lines(fmt, request.parent.source,
+                                                               self.task.language))
                      if arm.model.provider == "local" else None),
         )
         previous_context: int | None = None

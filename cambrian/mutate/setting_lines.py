@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
-from cambrian.mutate.code_mask import mask_code
+from cambrian.mutate.code_mask import code_tokens, mask_code
 from cambrian.mutate.definitions import code_outside, find_definitions
 from cambrian.task.blocks import BlockError, line_text, parse_regions, split_lines
 from cambrian.task.languages import Language
@@ -59,12 +59,8 @@ def _code_of(line: str, language: Language) -> str:
     """A setting line's code without its comment or layout, for "did the value change"."""
     text = line_text(line).strip()
     if language.name == "python":
-        return ast.dump(ast.parse(text))
-    if not _DEFINE.match(text) and ";" in text:
-        text = text[: text.rfind(";") + 1]  # a trailing comment follows the last ;
-    elif "//" in text:
-        text = text[: text.index("//")]
-    return " ".join(text.split())
+        return ast.dump(ast.parse(text))  # 1.0 and 1.00 are the same value
+    return " ".join(code_tokens(text, language))
 
 
 def setting_lines(source: str, language: Language) -> dict[str, int]:
@@ -87,6 +83,12 @@ def setting_lines(source: str, language: Language) -> dict[str, int]:
         if name is not None:
             found.setdefault(name, []).append(index)
     return {name: where[0] for name, where in found.items() if len(where) == 1}
+
+
+def offers_setting_lines(fmt: str, source: str, language: Language) -> bool:
+    """Whether a reply in format ``fmt`` to a mutation of ``source`` may change setting lines:
+    the prompt's sentence and the local grammar's opening both follow this one rule."""
+    return fmt == "function" and bool(setting_lines(source, language))
 
 
 def apply_setting_lines(source: str, reply_lines: list[str], language: Language,

@@ -192,8 +192,7 @@ class NoveltyFilter:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))
         similarity, nearest_id = nearest
         too_similar = f"too similar to program {nearest_id} (cosine {similarity:.3f})"
-        same_code = self._same_code(source, nearest_id)
-        if same_code:
+        if self._same_code(source, nearest_id):
             return NoveltyVerdict(False, vector, similarity, nearest_id,
                                   f"{too_similar}: only comments or layout differ")
         if self.judge is None and self.config.threshold == "auto":

@@ -85,6 +85,9 @@ def test_an_unchanged_or_unknown_constant_is_refused_with_the_right_reason():
     same = "Keep it.\n```cpp\nconst double DISTANCE_POWER = 1.0;\n```\n"
     with pytest.raises(PatchError, match="identical to the current program"):
         apply_function_reply(CPP_PROGRAM, same, CPP)
+    recommented = "Keep it.\n```cpp\nconst double DISTANCE_POWER = 1.0; /* a; b */\n```\n"
+    with pytest.raises(PatchError, match="identical to the current program"):
+        apply_function_reply(CPP_PROGRAM, recommented, CPP)
     unknown = "New knob.\n```cpp\nconst double T = 10;\n```\n"
     with pytest.raises(PatchError, match="or the line of a constant defined outside"):
         apply_function_reply(CPP_PROGRAM, unknown, CPP)
