@@ -35,9 +35,11 @@ import numpy as np
 
 from cambrian.api import start
 from cambrian.config import NoveltyConfig
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.llm.base import LLMRequest, LLMResponse, Usage, estimate_tokens
 from cambrian.search.novelty import NoveltyFilter, SimilarityIndex
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import NewCandidate
 from cambrian.store.store import Store
 
 TASK_INITIAL = "# EVOLVE-BLOCK-START\nVALUE = 1\n# EVOLVE-BLOCK-END\n\n\ndef run():\n    return VALUE\n"
@@ -102,25 +104,25 @@ def prefill(store: Store, size: int, islands: int) -> None:
     """Evaluated programs in a random tree, written straight into the store, until it holds
     ``size`` of them (the first session already stored a few)."""
     rng = random.Random(size)
-    ids = [row.id for row in store.candidates()]
-    generation = store.max_generation()
+    ids = [row.id for row in store.candidates.list()]
+    generation = store.candidates.max_generation()
     with store.transaction():
-        for _ in range(size - store.count("correct", "incorrect")):
+        for _ in range(size - store.candidates.count("correct", "incorrect")):
             parent = rng.choice(ids)
             generation += 1
             score = rng.random()
             source = TASK_INITIAL.replace("VALUE = 1", f"VALUE = {20_000_000 + generation}")
-            candidate_id = store.add_candidate(
+            candidate_id = store.candidates.add(NewCandidate(
                 generation=generation, island=rng.randrange(islands), parent_id=parent,
-                operator="diff", status="correct", language="python", source=source)
-            store.add_evaluation(candidate_id, EvaluationResult(
+                operator="diff", status="correct", language="python", source=source))
+            store.evaluations.add(candidate_id, EvaluationResult(
                 status="ok", combined_score=score, public={"value": generation}))
-            store.update_candidate(candidate_id, status="correct", score=score)
-            store.add_edge(parent, candidate_id, "parent", "diff")
+            store.candidates.update(candidate_id, status="correct", score=score)
+            store.lineage.add_edge(parent, candidate_id, "parent", "diff")
             ids.append(candidate_id)
         # Rows written behind the engine's back: the archive snapshot of the first session no
         # longer describes the store (resume would rightly report a mismatch).
-        store.execute("DELETE FROM search_state WHERE key='archive_snapshot'")
+        store.state.delete("archive_snapshot")
 
 
 def overrides(generations: int, parallel: int = 2) -> list[str]:
@@ -207,10 +209,12 @@ def novelty_cost(count: int, workdir: Path, lookups: int = 200) -> dict[str, flo
     store = Store.open(workdir / "novelty", create=True)
     with store.transaction():
         for vector in vectors:
-            candidate_id = store.add_candidate(generation=0, island=0, parent_id=None,
-                                               operator="diff", status="correct", language="python")
-            store.add_embedding(candidate_id, StoredVectors.name, vector)
-    novelty = NoveltyFilter(NoveltyConfig(judge=False), StoredVectors(), store, num_islands=1)
+            candidate_id = store.candidates.add(NewCandidate(
+                generation=0, island=0, parent_id=None, operator="diff", status="correct",
+                language="python"))
+            store.embeddings.add(candidate_id, StoredVectors.name, vector)
+    novelty = NoveltyFilter(NoveltyConfig(judge=False), StoredVectors(), Recorder(store),
+                            num_islands=1)
     began = time.perf_counter()
     novelty.restore()
     restore_s = time.perf_counter() - began

@@ -23,10 +23,9 @@ from cambrian.store.store import Store
 
 
 def measure(store: Store, wall_s: float) -> dict:
-    calls = store.llm_call_count()
-    mutation_calls = store.execute(
-        "SELECT COUNT(*) FROM contexts WHERE purpose='mutation'").fetchone()[0]
-    rows = store.candidates()
+    calls = store.contexts.count()
+    mutation_calls = store.contexts.count(purpose="mutation")
+    rows = store.candidates.list()
     children = [r for r in rows if r.id != 1]
     # Evaluable: a new program that reached the evaluator. Novelty-rejected and duplicate
     # programs parsed fine but were never evaluated, so they do not count.
@@ -35,13 +34,12 @@ def measure(store: Store, wall_s: float) -> dict:
     for row in children:
         by_status[row.status] = by_status.get(row.status, 0) + 1
     correct = [r for r in evaluated if r.status == "correct"]
-    tokens = store.execute(
-        "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(cached_tokens),0), "
-        "COALESCE(SUM(completion_tokens),0), COALESCE(SUM(latency_s),0), "
-        "SUM(finish_reason='length') FROM contexts"
-    ).fetchone()
-    initial = store.candidate(1).score
-    sign = 1.0 if store.run_info()["direction"] == "maximize" else -1.0
+    contexts = store.contexts.list()
+    tokens = (sum(c.prompt_tokens for c in contexts), sum(c.cached_tokens for c in contexts),
+              sum(c.completion_tokens for c in contexts), sum(c.latency_s for c in contexts),
+              sum(c.finish_reason == "length" for c in contexts))
+    initial = store.candidates.get(1).score
+    sign = 1.0 if store.runs.info().direction == "maximize" else -1.0
     best, curve = initial, []
     for index, row in enumerate(evaluated, start=1):
         if row.status == "correct" and row.score is not None and (
@@ -107,8 +105,8 @@ def main() -> int:
                    overrides=args.overrides)
     (run_dir / "small_model.json").write_text(json.dumps(figures, indent=2))
 
-    pct = lambda v: "—" if v is None else f"{100 * v:.0f}%"  # noqa: E731
-    num = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
+    pct = lambda v: "—" if v is None else f"{100 * v:.0f}%"
+    num = lambda v: "—" if v is None else f"{v:.1f}"
     print(f"model {args.model}, task {args.task}, {figures['llm_calls']} LLM calls, seed {args.seed}")
     print(f"  LLM calls (of them mutation calls)     : {figures['llm_calls']} "
           f"({figures['mutation_calls']})")

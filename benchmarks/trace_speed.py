@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from cambrian.config import TraceFeedbackConfig
+from cambrian.lang.lines import line_diff
 from cambrian.search.recycling import DeletionFilter, deletion_history_note
 from cambrian.store.store import Store
 from cambrian.trace.cycling import analyse_cycling, lineage_deletions
@@ -37,7 +38,6 @@ from cambrian.trace.edits import collect_edits
 from cambrian.trace.export import export_trace
 from cambrian.trace.importers.evotrace import read_exported_trace
 from cambrian.trace.importers.to_store import import_to_store
-from cambrian.trace.lines import line_diff
 from cambrian.trace.model import (
     CandidateRecord,
     ContextRecord,

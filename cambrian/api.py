@@ -13,14 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import cambrian
-from cambrian.components import make_component
 from cambrian.config import RunConfig, build_config, read_config_file
+from cambrian.core.bus import Subscriber
+from cambrian.core.events import ConfigOverridden
+from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.factory import build_evaluator
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.factory import build_providers
-from cambrian.run_files import write_best, write_config
-from cambrian.search.engine import EventCallback, Evolution, RunSummary
-from cambrian.search.registry import load_plugins
-from cambrian.status import RunStatus, run_status as status_of_store
+from cambrian.search.build import build_evolution
+from cambrian.search.engine import Evolution, RunSummary
+from cambrian.status import RunStatus
+from cambrian.status import run_status as status_of_store
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import NewCandidate
+from cambrian.store.run_files import write_best, write_config
 from cambrian.store.store import STORE_FILENAME, Store
 from cambrian.task.folder import Task, load_task, task_config_layer
 
@@ -81,14 +87,6 @@ def resolve_config(
     return build_config(layers, overrides)
 
 
-def _evaluator(task: Task, config: RunConfig, run_dir: Path, store: Store) -> Any:
-    """The evaluator registered as ``search.evaluator`` (``default``: the task's own script,
-    or the judge built from its ``judge:`` section)."""
-    load_plugins(config.search.plugins)
-    return make_component("evaluator", config.search.evaluator, task=task, config=config,
-                          run_dir=run_dir, store=store)
-
-
 def _evaluation_command(task: Task) -> str:
     if task.contract == "judge":
         return f"compile, run on generated cases, score with {task.evaluator_path.name}"
@@ -108,9 +106,10 @@ def start(
     overrides: list[str] | None = None,
     run_dir: str | Path | None = None,
     providers: dict[str, LLMProvider] | None = None,
-    on_event: EventCallback | None = None,
+    subscribers: list[Subscriber] | None = None,
 ) -> Evolution:
-    """Create a new run for the task folder (nothing is evaluated until ``run()``)."""
+    """Create a new run for the task folder (nothing is evaluated until ``run()``);
+    ``subscribers`` receive every event the run records, once committed."""
     resolved = resolve_config(Path(task_dir), config, overrides)
     task = load_task(Path(task_dir), resolved)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
@@ -118,29 +117,35 @@ def start(
         raise RunExists(f"{target} already holds a run; continue it with `cambrian resume {target}`")
     store = Store.open(target, create=True)
     with store.transaction():
-        store.create_run(
+        store.runs.create(
             run_id=uuid.uuid4().hex, task_name=task.name, task_dir=str(task.root),
             direction=task.direction, language=task.language.name,
             config=resolved.model_dump(mode="json"), seed=resolved.evolution.seed,
             code_version=code_version(),
         )
-        store.add_environment(
+        store.runs.add_environment(
             evaluator=str(task.evaluator_path.relative_to(task.root)), contract=task.contract,
             command=_evaluation_command(task),
             limits=resolved.evaluation.model_dump(mode="json"), toolchain=_toolchain(task),
             file_hashes=task.file_hashes(),
         )
-        store.set_meta("program_filename", task.program_filename)
+        store.meta.set("program_filename", task.program_filename)
         if task.has_initial_program:  # else the LLM writes it when the run starts
-            store.add_candidate(
-                generation=0, island=0, parent_id=None, operator="init", status="pending",
-                language=task.language.name, source=task.initial_source,
-                description="initial program",
-            )
+            store.candidates.add(NewCandidate(
+                generation=0, island=0, parent_id=None, operator="init",
+                status=CandidateStatus.PENDING, language=task.language.name,
+                source=task.initial_source, description="initial program"))
     write_config(target, resolved)
-    return Evolution(target, task, resolved, store,
-                     providers if providers is not None else build_providers(resolved.llm),
-                     _evaluator(task, resolved, target, store), on_event)
+    return _build(target, task, resolved, store, providers, subscribers)
+
+
+def _build(run_dir: Path, task: Task, config: RunConfig, store: Store,
+           providers: dict[str, LLMProvider] | None,
+           subscribers: list[Subscriber] | None) -> Evolution:
+    return build_evolution(
+        run_dir, task, config, store,
+        providers if providers is not None else build_providers(config.llm),
+        build_evaluator(task, config, run_dir, store), subscribers=subscribers or ())
 
 
 def resume(
@@ -148,23 +153,21 @@ def resume(
     *,
     overrides: list[str] | None = None,
     providers: dict[str, LLMProvider] | None = None,
-    on_event: EventCallback | None = None,
+    subscribers: list[Subscriber] | None = None,
 ) -> Evolution:
     """Reopen a run; ``overrides`` may change e.g. the budget (``evolution.generations=50``)."""
     target = Path(run_dir)
     store = Store.open(target)
-    info = store.run_info()
-    resolved = build_config([info["config"]], overrides)
-    task = load_task(Path(info["task_dir"]), resolved)
+    info = store.runs.info()
+    resolved = build_config([info.config], overrides)
+    task = load_task(Path(info.task_dir), resolved)
     if overrides:
         write_config(target, resolved)
-        with store.transaction():
-            store.add_event("config_override", {"overrides": overrides})
-            store.execute("UPDATE runs SET config_json=?", (__import__("json").dumps(
-                resolved.model_dump(mode="json"), sort_keys=True),))
-    return Evolution(target, task, resolved, store,
-                     providers if providers is not None else build_providers(resolved.llm),
-                     _evaluator(task, resolved, target, store), on_event)
+        recorder = Recorder(store)
+        with recorder.transaction():
+            recorder.emit(ConfigOverridden(overrides=list(overrides)))
+            store.runs.update_config(resolved.model_dump(mode="json"))
+    return _build(target, task, resolved, store, providers, subscribers)
 
 
 def evolve(
@@ -174,11 +177,11 @@ def evolve(
     overrides: list[str] | None = None,
     run_dir: str | Path | None = None,
     providers: dict[str, LLMProvider] | None = None,
-    on_event: EventCallback | None = None,
+    subscribers: list[Subscriber] | None = None,
 ) -> RunSummary:
     """Run a whole evolution and return its summary (blocking)."""
     evolution = start(task_dir, config=config, overrides=overrides, run_dir=run_dir,
-                      providers=providers, on_event=on_event)
+                      providers=providers, subscribers=subscribers)
     try:
         return asyncio.run(evolution.run())
     finally:
@@ -205,9 +208,9 @@ def best(run_dir: str | Path, out: str | Path | None = None) -> BestProgram:
         if out is not None:
             target = Path(out)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(store.candidate(summary.best_id).source or "")
+            target.write_text(store.candidates.get(summary.best_id).source or "")
         else:
-            filename = store.get_meta("program_filename") or "program.txt"
+            filename = store.meta.get("program_filename") or "program.txt"
             target = write_best(Path(run_dir), store, summary.best_id, filename)
     finally:
         store.close()

@@ -7,7 +7,7 @@ import asyncio
 import signal
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -16,9 +16,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from cambrian.config import ConfigError
+from cambrian.core.events import CandidateEvaluated, Event, RemoteScorerDown
 from cambrian.llm.base import LLMError
 from cambrian.search.engine import Evolution, RunAborted, RunSummary
-from cambrian.store.store import Store
+from cambrian.store.recorder import Recorder
+from cambrian.store.store import Store, StoreError
 from cambrian.task.folder import TaskError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -46,21 +48,20 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
         console=console, disable=quiet, transient=False,
     )
     bar = progress.add_task("evolving", total=total, best="—",
-                            completed=evolution.evaluated_children())
+                            completed=evolution.evaluations_spent())
 
-    def on_event(kind: str, data: dict[str, Any]) -> None:
-        if kind == "evaluated":
-            progress.update(bar, completed=data["evaluated"], best=_fmt(data["best_score"]))
+    def on_event(event: Event) -> None:
+        if isinstance(event, CandidateEvaluated):
+            progress.update(bar, completed=event.evaluated, best=_fmt(event.best_score))
             if not quiet and not console.is_terminal:  # a log file gets a line per child
-                console.print(f"evaluated {data['evaluated']}/{total}: candidate "
-                              f"{data.get('candidate_id')} {data.get('status', '')} "
-                              f"score {_fmt(data.get('score'))}, best {_fmt(data['best_score'])}")
-        elif kind == "remote_scorer_down":  # shown even with --quiet; the run goes on
+                console.print(f"evaluated {event.evaluated}/{total}: candidate "
+                              f"{event.candidate_id} {event.status} "
+                              f"score {_fmt(event.score)}, best {_fmt(event.best_score)}")
+        elif isinstance(event, RemoteScorerDown):  # shown even with --quiet; the run goes on
             err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
-                      f"{data.get('candidate_id')}; its local score stands. "
-                      f"{escape(str(data.get('error', '')))}")
+                      f"{event.candidate_id}; its local score stands. {escape(event.error)}")
 
-    evolution.on_event = on_event
+    evolution.subscribe(on_event)
 
     async def main() -> RunSummary:
         task = asyncio.current_task()
@@ -96,11 +97,11 @@ def _fail(message: str) -> None:
 @app.command()
 def run(
     task_dir: Path = typer.Argument(..., help="Task folder (initial program + evaluator)"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file"),
-    overrides: Optional[list[str]] = SetOption,
-    run_dir: Optional[Path] = typer.Option(None, "--run-dir", "-o", help="Where to store the run"),
-    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
-    search: Optional[str] = typer.Option(None, "--search", help="Search algorithm (see `cambrian algorithms`)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="YAML config file"),
+    overrides: list[str] | None = SetOption,
+    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Where to store the run"),
+    generations: int | None = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
+    search: str | None = typer.Option(None, "--search", help="Search algorithm (see `cambrian algorithms`)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Start a new evolution run on TASK_DIR."""
@@ -113,7 +114,7 @@ def run(
         sets.append(f"search.algorithm={search}")
     try:
         evolution = start(task_dir, config=config, overrides=sets, run_dir=run_dir)
-    except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError) as exc:
+    except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError, StoreError) as exc:
         _fail(str(exc))
     console.print(f"Run directory: {evolution.run_dir}")
     _finish(evolution, quiet)
@@ -133,8 +134,8 @@ def _finish(evolution: Evolution, quiet: bool) -> None:
 @app.command()
 def resume(
     run_dir: Path = typer.Argument(..., help="A run directory created by `cambrian run`"),
-    overrides: Optional[list[str]] = SetOption,
-    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="New total budget"),
+    overrides: list[str] | None = SetOption,
+    generations: int | None = typer.Option(None, "--generations", "-g", help="New total budget"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Continue a stopped or killed run."""
@@ -145,7 +146,7 @@ def resume(
         sets.append(f"evolution.generations={generations}")
     try:
         evolution = resume_run(run_dir, overrides=sets)
-    except (ConfigError, TaskError, LLMError, FileNotFoundError, RuntimeError) as exc:
+    except (ConfigError, TaskError, LLMError, FileNotFoundError, StoreError) as exc:
         _fail(str(exc))
     _finish(evolution, quiet)
 
@@ -158,11 +159,12 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
 
     try:
         st = run_status(run_dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, StoreError) as exc:
         _fail(str(exc))
     table = Table(title=f"{st.task} ({st.direction})", show_header=False)
     table.add_row("children evaluated", f"{st.generations} / {st.budget}")
-    table.add_row("candidates by status", ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
+    table.add_row("candidates by status",
+                  ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
     table.add_row("initial score", _fmt(st.initial_score))
     table.add_row("best score", f"{_fmt(st.best_score)} (candidate {st.best_id})")
     table.add_row("LLM calls", str(st.llm_calls))
@@ -212,14 +214,15 @@ def _model_table(models: list[Any]) -> None:
 @app.command()
 def best(
     run_dir: Path = typer.Argument(...),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="File to write (default: run_dir/best/)"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="File to write (default: run_dir/best/)"),
 ) -> None:
     """Write the best program of a run."""
-    from cambrian.api import NoCorrectProgram, best as write_best_program
+    from cambrian.api import NoCorrectProgram
+    from cambrian.api import best as write_best_program
 
     try:
         written = write_best_program(run_dir, out)
-    except (FileNotFoundError, NoCorrectProgram) as exc:
+    except (FileNotFoundError, StoreError, NoCorrectProgram) as exc:
         _fail(str(exc))
     console.print(f"Best program (candidate {written.candidate_id}, score {_fmt(written.score)}) "
                   f"written to {written.path}")
@@ -228,21 +231,21 @@ def best(
 @app.command()
 def guide(
     run_dir: Path = typer.Argument(..., help="The run to guide (it may be running now)"),
-    text: Optional[str] = typer.Argument(None, help="Guidance to add to every mutation prompt"),
+    text: str | None = typer.Argument(None, help="Guidance to add to every mutation prompt"),
     replace: bool = typer.Option(False, "--replace", help="Replace the guidance instead of appending"),
     revert: bool = typer.Option(False, "--revert", help="Undo the last guidance change"),
     clear: bool = typer.Option(False, "--clear", help="Remove all guidance"),
 ) -> None:
     """Give a running search guidance (also: edit RUN_DIR/guidance.md). Without TEXT or an
     option, print the guidance history."""
-    from cambrian.guidance import GuidanceBoard
+    from cambrian.meta.guidance import GuidanceBoard
 
     try:
         store = Store.open(run_dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, StoreError) as exc:
         _fail(str(exc))
     try:
-        board = GuidanceBoard(store, run_dir)
+        board = GuidanceBoard(Recorder(store), run_dir)
         chosen = [flag for flag, on in (("--replace", replace), ("--revert", revert),
                                         ("--clear", clear)) if on]
         if len(chosen) > 1:
@@ -272,7 +275,7 @@ def guide(
 @app.command()
 def algorithms() -> None:
     """List the search algorithms `--search` accepts."""
-    from cambrian.search.registry import get_algorithm, algorithm_names
+    from cambrian.search.registry import algorithm_names, get_algorithm
 
     table = Table("name", "what it does")
     for name in algorithm_names():

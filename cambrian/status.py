@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from cambrian.store.store import EVALUATED_STATUSES, CandidateRow, Store
+from cambrian.core.events import BanditSnapshot, SessionEnded
+from cambrian.core.objective import Objective
+from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.meta.guidance import GuidanceBoard
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import CandidateRow, LedgerRow
+from cambrian.store.store import Store
 
 
 @dataclass
@@ -49,7 +54,7 @@ class RunStatus:
     direction: str
     generations: int
     budget: int
-    by_status: dict[str, int]
+    by_status: dict[CandidateStatus, int]
     initial_score: float | None
     best_score: float | None
     best_id: int | None
@@ -59,7 +64,7 @@ class RunStatus:
     # stage (no full-set score, so neither correct nor incorrect; the rest were incorrect).
     correct_rate: float | None
     improvement_rate: float | None  # share of correct children better than their parent
-    ledger: list[dict[str, Any]] = field(default_factory=list)
+    ledger: list[LedgerRow] = field(default_factory=list)
     models: list[ModelStatus] = field(default_factory=list)
     last_session: str = ""
     # Bandit arm probabilities over time: (completed pulls, {arm: probability}) snapshots.
@@ -73,88 +78,78 @@ def _rate(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def _beats(child: float | None, parent: float | None, maximize: bool) -> bool:
-    if child is None or parent is None:
-        return False
-    return child > parent if maximize else child < parent
+def _beats(child: CandidateRow, scores: dict[int, float | None], objective: Objective) -> bool:
+    """Whether a scored child beats its scored parent."""
+    parent = scores.get(child.parent_id) if child.parent_id is not None else None
+    return child.score is not None and parent is not None and objective.better(child.score,
+                                                                                parent)
 
 
-def model_rows(store: Store, rows: list[CandidateRow], maximize: bool) -> list[ModelStatus]:
+def model_rows(store: Store, rows: list[CandidateRow], objective: Objective) -> list[ModelStatus]:
     """Per-model calls, proposal outcomes, tokens and cost (the initial program and LLM-free
     children are nobody's)."""
     scores = {r.id: r.score for r in rows}
-    mutation_calls = {str(m): int(n) for m, n in store.execute(
-        "SELECT model, COUNT(*) FROM contexts WHERE purpose='mutation' GROUP BY model")}
+    mutation_calls = store.contexts.count_by_model("mutation")
     children: dict[str, list[CandidateRow]] = {}
     for row in rows:
         if row.id != 1 and row.model is not None:
             children.setdefault(row.model, []).append(row)
     result = []
-    for entry in store.ledger():
-        mine = children.get(entry["model"], [])
-        correct = [r for r in mine if r.status == "correct"]
+    for entry in store.contexts.ledger():
+        mine = children.get(entry.model, [])
+        correct = [r for r in mine if r.status is CandidateStatus.CORRECT]
         result.append(ModelStatus(
-            model=entry["model"], calls=int(entry["calls"]),
-            failed_calls=int(entry["failed_calls"] or 0),
-            mutation_calls=mutation_calls.get(entry["model"], 0),
+            model=entry.model, calls=entry.calls, failed_calls=entry.failed_calls,
+            mutation_calls=mutation_calls.get(entry.model, 0),
             programs=sum(r.source is not None for r in mine),
-            evaluated=sum(r.status in EVALUATED_STATUSES for r in mine),
+            evaluated=sum(r.status in EVALUATED for r in mine),
             correct=len(correct),
-            improved=sum(_beats(r.score, scores.get(r.parent_id) if r.parent_id else None,
-                                maximize) for r in correct),
-            prompt_tokens=int(entry["prompt_tokens"] or 0),
-            completion_tokens=int(entry["completion_tokens"] or 0),
-            cached_tokens=int(entry["cached_tokens"] or 0),
-            cost_usd=float(entry["cost_usd"] or 0.0), latency_s=float(entry["latency_s"] or 0.0),
+            improved=sum(_beats(r, scores, objective) for r in correct),
+            prompt_tokens=entry.prompt_tokens, completion_tokens=entry.completion_tokens,
+            cached_tokens=entry.cached_tokens, cost_usd=entry.cost_usd,
+            latency_s=entry.latency_s,
         ))
     return result
 
 
 def run_status(store: Store) -> RunStatus:
-    info = store.run_info()
-    maximize = info["direction"] == "maximize"
-    rows = store.candidates()
-    by_status: dict[str, int] = {}
+    info = store.runs.info()
+    objective = Objective.of(info.direction)
+    rows = store.candidates.list()
+    by_status: dict[CandidateStatus, int] = {}
     for row in rows:
         by_status[row.status] = by_status.get(row.status, 0) + 1
     scores = {r.id: r.score for r in rows}
-    correct = [r for r in rows if r.status == "correct"]
-    best = None
-    for row in correct:
-        if best is None or (row.score > best.score if maximize else row.score < best.score):
-            best = row
+    correct = [r for r in rows if r.status is CandidateStatus.CORRECT]
+    best = store.candidates.best(objective)
     children = [r for r in rows if r.id != 1]
-    evaluated = [r for r in children if r.status in EVALUATED_STATUSES]
-    improved = sum(_beats(r.score, scores.get(r.parent_id) if r.parent_id else None, maximize)
-                   for r in correct if r.id != 1)
-    models = model_rows(store, rows, maximize)
+    evaluated = [r for r in children if r.status in EVALUATED]
+    improved = sum(_beats(r, scores, objective) for r in correct if r.id != 1)
+    models = model_rows(store, rows, objective)
     initial = next((r for r in rows if r.id == 1), None)
-    sessions = store.events("session_end")
-    shares = [(int(e["payload"]["pulls"]), dict(e["payload"]["shares"]))
-              for e in store.events("bandit")]
-    from cambrian.guidance import GuidanceBoard
-
-    board = GuidanceBoard(store)
-    history = board.history()
+    sessions = store.events.of_type(SessionEnded)
+    shares = [(e.pulls, dict(e.shares)) for e in store.events.of_type(BanditSnapshot)]
+    history = GuidanceBoard(Recorder(store)).history(target="")
     return RunStatus(
-        task=info["task_name"],
-        direction=info["direction"],
+        task=info.task_name,
+        direction=info.direction,
         generations=len(evaluated),
-        budget=int(info["config"]["evolution"]["generations"]),
+        budget=int(info.config["evolution"]["generations"]),
         by_status=by_status,
         initial_score=initial.score if initial else None,
         best_score=best.score if best else None,
         best_id=best.id if best else None,
-        llm_calls=store.llm_call_count(),
+        llm_calls=store.contexts.count(),
         proposal_success=_rate(sum(m.programs for m in models),
                                sum(m.mutation_calls for m in models)),
-        correct_rate=_rate(sum(r.status == "correct" for r in evaluated), len(evaluated)),
-        screened_rate=_rate(sum(r.status == "screened" for r in evaluated),
+        correct_rate=_rate(sum(r.status is CandidateStatus.CORRECT for r in evaluated),
+                           len(evaluated)),
+        screened_rate=_rate(sum(r.status is CandidateStatus.SCREENED for r in evaluated),
                             len(evaluated)),
         improvement_rate=_rate(improved, len([r for r in correct if r.id != 1])),
-        ledger=store.ledger(),
+        ledger=store.contexts.ledger(),
         models=models,
-        last_session=sessions[-1]["payload"].get("reason", "") if sessions else "",
+        last_session=sessions[-1].reason if sessions else "",
         bandit_shares=shares,
         guidance=history[-1].text if history else "",
         guidance_changes=len(history),

@@ -6,7 +6,6 @@ when it runs."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -17,12 +16,7 @@ err = Console(stderr=True, soft_wrap=True)
 DEFAULT_OUT = Path("runs") / "bench"
 
 
-HELP = " ".join("""
-Run every search algorithm on every task with the same budget and models, over several seeds.
-Each run is an ordinary run in OUT/runs/<algorithm>/<task>/seed<k>/; invoking the same command
-again skips the finished runs and resumes an interrupted one. Writes OUT/results.json,
-OUT/results.md and OUT/best_vs_evals.png.
-""".split())
+HELP = " ".join(["Run", "every", "search", "algorithm", "on", "every", "task", "with", "the", "same", "budget", "and", "models,", "over", "several", "seeds.", "Each", "run", "is", "an", "ordinary", "run", "in", "OUT/runs/<algorithm>/<task>/seed<k>/;", "invoking", "the", "same", "command", "again", "skips", "the", "finished", "runs", "and", "resumes", "an", "interrupted", "one.", "Writes", "OUT/results.json,", "OUT/results.md", "and", "OUT/best_vs_evals.png."])
 
 
 def _fail(message: str) -> None:
@@ -38,7 +32,7 @@ def bench_command(
                                help="Evaluated children per run (evolution.generations)"),
     seeds: int = typer.Option(3, "--seeds", "-n", min=1, help="Runs per algorithm and task"),
     out: Path = typer.Option(DEFAULT_OUT, "--out", "-o", help="Folder for the runs and results"),
-    overrides: Optional[list[str]] = typer.Option(
+    overrides: list[str] | None = typer.Option(
         None, "--set", "-s", help="Config override for every run: section.key=value"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display"),
 ) -> None:

@@ -13,6 +13,7 @@ from cambrian.bench.metrics import RunRecord, read_record
 from cambrian.bench.outputs import write_outputs
 from cambrian.bench.runs import RunState, drive, evaluated_children, open_evolution, prepare
 from cambrian.bench.spec import BenchCell, BenchPlan, BenchSpec, plan_bench
+from cambrian.core.events import CandidateEvaluated, Event
 from cambrian.llm.base import LLMError
 from cambrian.search.engine import RunAborted
 from cambrian.store.store import STORE_FILENAME, Store
@@ -58,11 +59,11 @@ def run_cell(cell: BenchCell, budget: int, observer: BenchObserver) -> RunRecord
     observer.run_started(cell, state, _already_evaluated(cell))
     error = ""
     if state is not RunState.COMPLETE:
-        def on_event(kind: str, data: dict[str, Any]) -> None:
-            if kind == "evaluated":
-                observer.evaluated(cell, int(data["evaluated"]), data.get("best_score"))
+        def on_event(event: Event) -> None:
+            if isinstance(event, CandidateEvaluated):
+                observer.evaluated(cell, event.evaluated, event.best_score)
 
-        evolution = open_evolution(cell, state, budget, on_event)
+        evolution = open_evolution(cell, state, budget, [on_event])
         try:
             drive(evolution)
         except (RunAborted, LLMError) as exc:

@@ -12,8 +12,11 @@ from pathlib import Path
 from cambrian.api import resume, start
 from cambrian.bench.spec import BenchCell, BenchError
 from cambrian.config import build_config
-from cambrian.search.engine import EventCallback, Evolution, RunSummary
-from cambrian.store.store import EVALUATED_STATUSES, STORE_FILENAME, Store
+from cambrian.core.bus import Subscriber
+from cambrian.core.events import SessionEnded, SessionStarted
+from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.search.engine import Evolution, RunSummary
+from cambrian.store.store import STORE_FILENAME, Store, StoreError
 
 # The engine ends a session that an exception stopped with "<ExceptionType>: <message>"
 # (Ctrl-C, SIGTERM, an aborted run); a clean stop is a sentence ("generation budget reached").
@@ -27,15 +30,16 @@ class RunState(enum.Enum):
 
 
 def evaluated_children(store: Store) -> int:
-    return max(0, store.count(*EVALUATED_STATUSES) - 1)
+    return max(0, store.candidates.count(*EVALUATED) - 1)
 
 
 def _last_session_ended_cleanly(store: Store) -> bool:
-    starts = store.events("session_start")
-    ends = store.events("session_end")
-    if not ends or (starts and starts[-1]["created_at"] > ends[-1]["created_at"]):
+    starts = store.events.list(SessionStarted)
+    ends = store.events.list(SessionEnded)
+    if not ends or (starts and starts[-1].created_at > ends[-1].created_at):
         return False  # killed: its last session never ended
-    return not _EXCEPTION_REASON.match(str(ends[-1]["payload"].get("reason", "")))
+    last = ends[-1].event
+    return isinstance(last, SessionEnded) and not _EXCEPTION_REASON.match(last.reason)
 
 
 def run_state(store: Store, budget: int) -> RunState:
@@ -43,8 +47,8 @@ def run_state(store: Store, budget: int) -> RunState:
     budget stopped by itself (e.g. on a cost cap): running it again would change nothing."""
     if evaluated_children(store) >= budget:
         return RunState.COMPLETE
-    configured = int(store.run_info()["config"]["evolution"]["generations"])
-    if (configured >= budget and store.count("pending") == 0
+    configured = int(store.runs.info().config["evolution"]["generations"])
+    if (configured >= budget and store.candidates.count(CandidateStatus.PENDING) == 0
             and _last_session_ended_cleanly(store)):
         return RunState.COMPLETE
     return RunState.RESUME
@@ -53,7 +57,7 @@ def run_state(store: Store, budget: int) -> RunState:
 def check_same_settings(store: Store, cell: BenchCell) -> None:
     """An existing run must have been started with this cell's settings (the budget aside), or its
     results would be mixed into the wrong comparison."""
-    stored = store.run_info()["config"]
+    stored = store.runs.info().config
     sets = [o for o in cell.overrides if not o.startswith("evolution.generations=")]
     as_stored = build_config([stored]).model_dump(mode="json")
     as_asked = build_config([stored], sets).model_dump(mode="json")
@@ -81,8 +85,8 @@ def prepare(cell: BenchCell, budget: int) -> RunState:
         return RunState.NEW
     store = Store.open(cell.run_dir)
     try:
-        store.run_info()
-    except RuntimeError:
+        store.runs.info()
+    except StoreError:
         store.close()
         _drop_empty_store(cell.run_dir)
         return RunState.NEW
@@ -94,19 +98,19 @@ def prepare(cell: BenchCell, budget: int) -> RunState:
 
 
 def open_evolution(cell: BenchCell, state: RunState, budget: int,
-                   on_event: EventCallback | None) -> Evolution:
+                   subscribers: list[Subscriber]) -> Evolution:
     """Each run builds its own LLM providers, as ``cambrian run`` does: a local model's sampling
     seeds then depend on the run alone, not on the runs the benchmark did before it."""
     if state is RunState.NEW:
         return start(cell.task.task_dir, overrides=list(cell.overrides), run_dir=cell.run_dir,
-                     on_event=on_event)
+                     subscribers=subscribers)
     store = Store.open(cell.run_dir)
     try:
-        configured = int(store.run_info()["config"]["evolution"]["generations"])
+        configured = int(store.runs.info().config["evolution"]["generations"])
     finally:
         store.close()
     sets = [] if configured == budget else [f"evolution.generations={budget}"]
-    return resume(cell.run_dir, overrides=sets, on_event=on_event)
+    return resume(cell.run_dir, overrides=sets, subscribers=subscribers)
 
 
 def drive(evolution: Evolution) -> RunSummary:

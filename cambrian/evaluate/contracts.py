@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.core.evaluation import EvaluationResult
+from cambrian.evaluate.containment import ContainmentPolicy
 from cambrian.evaluate.result_mapping import (
     OutputRejected,
     map_command_results,
@@ -47,6 +48,8 @@ class SandboxLimits:
     cpu_time_limit_s: float | None = None
     max_output_bytes: int = 64_000
     env: Mapping[str, str] = field(default_factory=dict)
+    secret_values: frozenset[str] = frozenset()
+    containment: ContainmentPolicy | None = None
 
 
 # ------------------------------------------------------------------- detection
@@ -127,7 +130,8 @@ def sandbox_failure(
     """The result for a run that timed out, ran out of memory or crashed; None if it exited 0."""
     if sandbox.timed_out:
         if sandbox.cpu_time_exceeded:
-            reason = f"{who} exceeded the CPU-time limit of {limits.cpu_time_limit_s:g} s"
+            cpu_limit = limits.cpu_time_limit_s or sandbox.cpu_time_limit_s
+            reason = f"{who} exceeded the CPU-time limit of {cpu_limit:g} s"
         else:
             reason = (
                 f"{who} exceeded the wall-clock limit of {limits.timeout_s:g} s; "
@@ -148,7 +152,10 @@ def sandbox_failure(
     return None
 
 
-def _with_run_record(result: EvaluationResult, sandbox: SandboxResult) -> EvaluationResult:
+def _with_run_record(
+    result: EvaluationResult, sandbox: SandboxResult, limits: SandboxLimits
+) -> EvaluationResult:
+    """Stores the (capped) streams; a cap that dropped bytes is recorded with the counts."""
     result.stdout = sandbox.stdout
     result.stderr = sandbox.stderr
     result.duration_s = sandbox.duration_s
@@ -156,10 +163,23 @@ def _with_run_record(result: EvaluationResult, sandbox: SandboxResult) -> Evalua
         dropped = getattr(sandbox, f"{stream}_truncated_bytes")
         if dropped:
             result.extra[f"{stream}_truncated_bytes"] = dropped
+            result.extra["output_cap_bytes"] = limits.max_output_bytes
     return result
 
 
+def _drop_links(results_dir: Path) -> None:
+    """Removes links the evaluation left in its results folder before Cambrian reads it.
+
+    Cambrian may run as root: a `metrics.json` linking to a file the sandbox user cannot read
+    must not get that file's content into the store.
+    """
+    for entry in results_dir.iterdir() if results_dir.is_dir() else ():
+        if entry.is_symlink():
+            entry.unlink()
+
+
 async def _run(argv: list[str], cwd: Path, limits: SandboxLimits) -> SandboxResult:
+    """Runs in the scratch folder `cwd`, the only place the evaluation may write."""
     return await run_sandboxed(
         argv,
         cwd=cwd,
@@ -168,6 +188,9 @@ async def _run(argv: list[str], cwd: Path, limits: SandboxLimits) -> SandboxResu
         memory_limit_mb=limits.memory_limit_mb,
         max_output_bytes=limits.max_output_bytes,
         cpu_time_limit_s=limits.cpu_time_limit_s,
+        scratch_dir=cwd,
+        secret_values=limits.secret_values,
+        containment=limits.containment,
     )
 
 
@@ -211,20 +234,21 @@ async def run_module_contract(
         "--out", str(out_path),
     ]  # fmt: skip
     sandbox = await _run(argv, cwd, limits)
-    where = f"evaluate() of {evaluator_path}"
+    _drop_links(results_dir)
+    where = f"evaluate() of {evaluator_path.name}"
     failure = sandbox_failure(sandbox, limits, where)
     if failure is not None:
         trace = _module_exception(out_path)
         if failure.status == "crashed" and trace:
             failure.error = _exception_error(where, trace, sandbox)
-        return _with_run_record(failure, sandbox)
+        return _with_run_record(failure, sandbox, limits)
     try:
         payload = read_json_object(out_path)
     except OutputRejected as rejection:
         hint = " (did the evaluated program call os._exit()?)" if not out_path.exists() else ""
         result = EvaluationResult(status=rejection.status, error=rejection.message + hint)
-        return _with_run_record(result, sandbox)
-    return _with_run_record(map_module_payload(payload, where), sandbox)
+        return _with_run_record(result, sandbox, limits)
+    return _with_run_record(map_module_payload(payload, where), sandbox, limits)
 
 
 async def run_command_contract(
@@ -246,7 +270,8 @@ async def run_command_contract(
     for key, value in (extra_args or {}).items():
         argv += [key if key.startswith("-") else f"--{key}", str(value)]
     sandbox = await _run(argv, cwd, limits)
-    failure = sandbox_failure(sandbox, limits, f"evaluator {evaluator_path}")
+    _drop_links(results_dir)
+    failure = sandbox_failure(sandbox, limits, f"evaluator {evaluator_path.name}")
     if failure is not None:
-        return _with_run_record(failure, sandbox)
-    return _with_run_record(map_command_results(results_dir), sandbox)
+        return _with_run_record(failure, sandbox, limits)
+    return _with_run_record(map_command_results(results_dir), sandbox, limits)

@@ -1,12 +1,15 @@
-"""The ``default`` evaluator component (see :mod:`cambrian.components`)."""
+"""The ``default`` evaluator component (see :mod:`cambrian.core.components`), and the one place
+that builds a run's evaluator from its task and configuration."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from cambrian.components import register_component
 from cambrian.config import RunConfig
+from cambrian.core.components import make_component, register_component
+from cambrian.core.objective import Objective
+from cambrian.core.plugins import load_plugins
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
@@ -17,10 +20,10 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
     if config.judge is not None:
         from cambrian.evaluate.judge import build_task_evaluator, reference_from_store
 
-        maximize = task.direction == "maximize"
+        objective = Objective.of(task.direction)
         return build_task_evaluator(
             task.root, config.judge, run_dir=run_dir, task_direction=task.direction,
-            best_reference=lambda: reference_from_store(store, maximize),
+            best_reference=lambda: reference_from_store(store, objective.maximize),
         )
     ev = config.evaluation
     return ProgramEvaluator(EvaluatorSettings(
@@ -39,3 +42,11 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
 
 register_component("evaluator", "default", default_evaluator,
                    "the task's evaluate.py (module or command contract), or its judge: section")
+
+
+def build_evaluator(task: Task, config: RunConfig, run_dir: Path, store: Store) -> Any:
+    """The evaluator registered as ``search.evaluator`` (``default``: the task's own script,
+    or the judge built from its ``judge:`` section)."""
+    load_plugins(config.search.plugins)
+    return make_component("evaluator", config.search.evaluator, task=task, config=config,
+                          run_dir=run_dir, store=store)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cambrian.evaluate.result import EvalStatus, EvaluationResult, is_finite_number
+from cambrian.core.evaluation import EvalStatus, EvaluationResult, is_finite_number
 
 MAX_RESULT_FILE_BYTES = 8 * 1024 * 1024
 MAX_EXTRA_FIELD_BYTES = 256 * 1024

@@ -1,13 +1,24 @@
-"""Evaluate one candidate program's source with a task's evaluator, under sandbox limits."""
+"""Evaluate one candidate program's source with a task's evaluator, under sandbox limits.
+
+Each evaluation runs in its own scratch folder (the `work_dir` the caller passes), which is
+also its working directory: it is emptied, the task's files are copied in and checked against
+the hashes taken when the evaluator was built (`task_files.py`; a change raises
+TaskFilesChanged), the program is written next to them, and the contained evaluator may
+write only there (`sandbox.py`).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from cambrian.core.evaluation import EvaluationResult
+from cambrian.evaluate.containment import ContainmentPolicy
 from cambrian.evaluate.contracts import (
     ContractName,
     SandboxLimits,
@@ -15,7 +26,7 @@ from cambrian.evaluate.contracts import (
     run_command_contract,
     run_module_contract,
 )
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.evaluate.task_files import TaskFiles, TaskFilesChanged  # noqa: F401 - re-exported
 
 RESULTS_DIRNAME = "results"
 
@@ -32,11 +43,15 @@ class EvaluatorSettings:
     program_filename: str = "program.py"
     # Passed to command-contract evaluators as `--key value`.
     extra_args: dict[str, str] = field(default_factory=dict)
-    # Added to the inherited environment (and the sandbox's thread caps); these win.
+    # Added to the allow-listed environment (and the sandbox's thread caps); these win.
     env: dict[str, str] = field(default_factory=dict)
-    # The evaluator's working directory; None means the evaluator's own folder
-    # (the task folder), so evaluators that open sibling data files work.
+    # The task folder, whose files are copied (read-only, hash-checked) into every
+    # evaluation's scratch folder; None means the evaluator's own folder.
     cwd: Path | None = None
+    # Values never passed to the evaluation (API keys), whichever variable holds them.
+    secret_values: frozenset[str] = frozenset()
+    # Network namespace for evaluations (off by default).
+    isolate_network: bool = False
 
 
 class ProgramEvaluator:
@@ -51,12 +66,15 @@ class ProgramEvaluator:
             )
         self.contract: ContractName = self._resolve_contract(settings.contract)
         self.cwd = Path(settings.cwd).resolve() if settings.cwd else self.evaluator_path.parent
+        self.task_files = TaskFiles.snapshot(self.cwd, self.evaluator_path)
         self.limits = SandboxLimits(
             timeout_s=settings.timeout_s,
             memory_limit_mb=settings.memory_limit_mb,
             cpu_time_limit_s=settings.cpu_time_limit_s,
             max_output_bytes=settings.max_output_bytes,
             env=dict(settings.env),
+            secret_values=frozenset(settings.secret_values),
+            containment=ContainmentPolicy(isolate_network=settings.isolate_network),
         )
 
     def _resolve_contract(self, contract: str) -> ContractName:
@@ -66,15 +84,28 @@ class ProgramEvaluator:
             return contract  # type: ignore[return-value]
         raise ValueError(f"contract must be 'auto', 'module' or 'command', got {contract!r}")
 
+    def _fresh_scratch(self, work_dir: Path) -> Path:
+        if work_dir.is_dir() and not work_dir.is_symlink():
+            shutil.rmtree(work_dir)
+        elif work_dir.exists() or work_dir.is_symlink():
+            work_dir.unlink()
+        work_dir.mkdir(parents=True)
+        work_dir = work_dir.resolve()
+        self.task_files.materialize(work_dir)
+        return work_dir
+
     async def evaluate(self, source: str, work_dir: Path) -> EvaluationResult:
         """Writes `source` into work_dir, runs the evaluator on it and returns its verdict.
 
-        work_dir/<RESULTS_DIRNAME> is recreated empty, so stale results of an
-        earlier run in the same folder can never be read back as this run's.
+        work_dir is emptied first (stale results, or links an earlier candidate left there,
+        can never be read back or written through), then filled with the verified task files.
+        Raises TaskFilesChanged when a task file changed since the evaluator was built.
         """
-        work_dir = Path(work_dir).resolve()
-        work_dir.mkdir(parents=True, exist_ok=True)
+        work_dir = await asyncio.to_thread(self._fresh_scratch, Path(os.path.abspath(work_dir)))
+        evaluator_path = work_dir / self.task_files.relative_path(self.evaluator_path)
         program_path = work_dir / self.settings.program_filename
+        if program_path.exists():
+            program_path.unlink()  # a task file of the same name: the program wins
         program_path.write_text(source, encoding="utf-8")
         results_dir = work_dir / RESULTS_DIRNAME
         if results_dir.exists():
@@ -82,18 +113,18 @@ class ProgramEvaluator:
         results_dir.mkdir()
         if self.contract == "module":
             return await run_module_contract(
-                evaluator_path=self.evaluator_path,
+                evaluator_path=evaluator_path,
                 program_path=program_path,
                 results_dir=results_dir,
-                cwd=self.cwd,
+                cwd=work_dir,
                 python=self.settings.python,
                 limits=self.limits,
             )
         return await run_command_contract(
-            evaluator_path=self.evaluator_path,
+            evaluator_path=evaluator_path,
             program_path=program_path,
             results_dir=results_dir,
-            cwd=self.cwd,
+            cwd=work_dir,
             python=self.settings.python,
             limits=self.limits,
             extra_args=self.settings.extra_args,

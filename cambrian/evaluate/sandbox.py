@@ -1,16 +1,21 @@
-"""Run one command in its own process group with wall-clock, memory, CPU and output limits.
+"""Run one command contained, with wall-clock, memory, CPU and output limits.
 
 Guarantees of `run_sandboxed`:
-- the command runs in a new session (so a new process group); when the call ends
-  for any reason (normal exit, wall-clock timeout, cancellation of the awaiting
-  task) the WHOLE group gets SIGKILL, so grandchildren cannot outlive it;
-- rlimits are set by `limits_exec.py` in the child right before exec (no preexec_fn);
-- stdout/stderr are read incrementally and at most `max_output_bytes` of each is
-  kept (head + tail around a marker line), so a program printing gigabytes
-  cannot exhaust the parent's memory;
-- the child inherits the environment minus credential-like variables (*_API_KEY,
-  *_TOKEN, *SECRET*, ...): evaluated programs are untrusted LLM output. A caller
-  that needs one (e.g. an LLM-judge evaluator) passes it explicitly in `env`.
+- the command runs under the shim `limits_exec.py` (see its docstring and `containment.py`):
+  its own PID namespace (else a subreaper sweep), so when the call ends for any reason
+  (exit, wall-clock timeout, cancellation of the awaiting task) no descendant survives,
+  `setsid` ones included; a parent-death signal, so a killed Cambrian takes it along; it
+  cannot signal Cambrian (other PID namespace; as root, another user too);
+- rlimits: core 0, address space (`memory_limit_mb`), CPU (`cpu_time_limit_s`, else derived
+  from `timeout_s`), file size and process count (`ContainmentPolicy`);
+- with `scratch_dir` (the evaluation's own folder, under the run directory): writes anywhere
+  else fail (every other mount read-only), HOME and TMPDIR point into it and, when Cambrian
+  runs as root, the command runs as the unprivileged sandbox user, which owns it;
+- the environment is an allow-list (`child_env.py`), never the inherited environment, and no
+  variable holding a registered or passed secret value reaches the command;
+- stdout/stderr are read incrementally and at most `max_output_bytes` of each is kept
+  (head + tail around a marker line), the dropped byte counts returned.
+A mechanism the machine lacks is skipped with one logged warning (`containment.note_report`).
 
 Memory-exhaustion heuristic (RLIMIT_AS makes allocations fail rather than killing):
 a process that failed (non-zero exit or signal, not our own timeout kill) counts
@@ -23,9 +28,8 @@ as out of memory when
      (typically C code dereferencing a failed malloc), or
   3. it died by a SIGKILL we did not send and that was not the RLIMIT_CPU hard
      limit; the kernel OOM killer is by far the most common sender.
-Limits: only the group leader is sampled (every 0.1 s, so a final burst is
-missed); rlimits are per process, so each descendant has its own budget; a
-descendant that calls setsid()/setpgid() leaves the group and escapes the kill.
+Limits: only the command itself is sampled (every 0.1 s, so a final burst is
+missed); rlimits are per process, so each descendant has its own budget.
 """
 
 from __future__ import annotations
@@ -33,32 +37,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
-import sys
 import time
 from asyncio import SubprocessTransport
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-LIMITS_EXEC_PATH = Path(__file__).with_name("limits_exec.py")
-
-# Numeric libraries otherwise start one thread per core in every evaluation.
-THREAD_CAP_ENV: dict[str, str] = {
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-    "VECLIB_MAXIMUM_THREADS": "1",
-}
-# Inherited variables with these name parts are withheld from the child.
-CREDENTIAL_NAME_PATTERN = re.compile(
-    r"(^|_)(API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)(_|$)",
-    re.IGNORECASE,
+from cambrian.evaluate.child_env import (  # noqa: F401 - re-exported for callers
+    CREDENTIAL_NAME_PATTERN,
+    DEFAULT_CHILD_ENV,
+    THREAD_CAP_ENV,
+    build_child_env,
 )
-# Python tracebacks on fatal signals make "crashed" results explain themselves.
-DEFAULT_CHILD_ENV: dict[str, str] = {**THREAD_CAP_ENV, "PYTHONFAULTHANDLER": "1"}
+from cambrian.evaluate.containment import (
+    DEFAULT_POLICY,
+    LIMITS_EXEC_PATH,  # noqa: F401 - re-exported
+    ContainmentPolicy,
+    default_cpu_time_limit,
+    note_report,
+    prepare_scratch,
+    read_report,
+    shim_argv,
+    shim_config,
+)
+from cambrian.evaluate.output_capture import CaptureProtocol, HeadTailBuffer  # noqa: F401
 
 MEMORY_ERROR_MARKERS = (
     "memoryerror",
@@ -70,9 +74,9 @@ MEMORY_ERROR_MARKERS = (
 MEMORY_MARKER_SEARCH_CHARS = 8_000
 NEAR_MEMORY_LIMIT_FRACTION = 0.85
 CRASH_SIGNALS_NEAR_LIMIT = frozenset({signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS})
-SAMPLE_INTERVAL_S = 0.1
-# After the group is killed the leader is reaped and the pipes close at once;
-# these only bound the wait for a descendant that escaped the group.
+# After SIGTERM the shim kills everything and reports; SIGKILL to its group after this.
+TERM_GRACE_S = 3.0
+# Once the shim is gone the pipes close at once; these only bound the waits.
 REAP_GRACE_S = 5.0
 DRAIN_GRACE_S = 5.0
 
@@ -91,92 +95,10 @@ class SandboxResult:
     stderr_truncated_bytes: int
     # Set together with timed_out when it was the RLIMIT_CPU limit, not the wall clock.
     cpu_time_exceeded: bool = False
-
-
-class HeadTailBuffer:
-    """Keeps the first and last bytes of a stream and counts what it dropped in between."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self._head_cap = max(0, max_bytes) // 2
-        self._tail_cap = max(0, max_bytes) - self._head_cap
-        self._head = bytearray()
-        self._tail = bytearray()
-        self.dropped_bytes = 0
-
-    def feed(self, chunk: bytes) -> None:
-        room = self._head_cap - len(self._head)
-        if room > 0:
-            self._head += chunk[:room]
-            chunk = chunk[room:]
-        if not chunk:
-            return
-        self._tail += chunk
-        overflow = len(self._tail) - self._tail_cap
-        if overflow > 0:
-            del self._tail[:overflow]
-            self.dropped_bytes += overflow
-
-    def text(self, stream_name: str) -> str:
-        if not self.dropped_bytes:
-            return bytes(self._head + self._tail).decode("utf-8", errors="replace")
-        marker = (
-            f"\n[cambrian sandbox: {self.dropped_bytes} bytes of {stream_name} dropped; "
-            f"kept the first {len(self._head)} and last {len(self._tail)} bytes]\n"
-        )
-        head = self._head.decode("utf-8", errors="replace")
-        tail = self._tail.decode("utf-8", errors="replace")
-        return head + marker + tail
-
-
-class _SandboxProtocol(asyncio.SubprocessProtocol):
-    """Feeds the pipes into bounded buffers; tells leader exit apart from pipes closing.
-
-    Pipes close only when every holder is gone, so a grandchild can keep them
-    open after the leader exits: waiting for the leader must not wait for them.
-    """
-
-    def __init__(self, max_output_bytes: int) -> None:
-        loop = asyncio.get_running_loop()
-        self.stdout = HeadTailBuffer(max_output_bytes)
-        self.stderr = HeadTailBuffer(max_output_bytes)
-        self.leader_exited: asyncio.Future[None] = loop.create_future()
-        self.all_closed: asyncio.Future[None] = loop.create_future()
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        chunk = data.encode() if isinstance(data, str) else data
-        (self.stdout if fd == 1 else self.stderr).feed(chunk)
-
-    def process_exited(self) -> None:
-        if not self.leader_exited.done():
-            self.leader_exited.set_result(None)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.all_closed.done():
-            self.all_closed.set_result(None)
-
-
-class _LeaderSampler:
-    """Samples the group leader's peak virtual size and CPU time from /proc."""
-
-    def __init__(self, pid: int) -> None:
-        self._pid = pid
-        self._ticks_per_s = os.sysconf("SC_CLK_TCK")
-        self.peak_vm_bytes = 0
-        self.cpu_s = 0.0
-
-    def sample(self) -> None:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            for line in Path(f"/proc/{self._pid}/status").read_text().splitlines():
-                if line.startswith("VmPeak:"):
-                    self.peak_vm_bytes = max(self.peak_vm_bytes, int(line.split()[1]) * 1024)
-            # Fields after the parenthesised command name; utime/stime are 14 and 15.
-            fields = Path(f"/proc/{self._pid}/stat").read_text().rsplit(")", 1)[1].split()
-            self.cpu_s = max(self.cpu_s, (int(fields[11]) + int(fields[12])) / self._ticks_per_s)
-
-    async def run_until(self, leader_exited: asyncio.Future[None]) -> None:
-        while not leader_exited.done():
-            self.sample()
-            await asyncio.sleep(SAMPLE_INTERVAL_S)
+    # The RLIMIT_CPU in force: the caller's, or the one derived from the wall timeout.
+    cpu_time_limit_s: float | None = None
+    # What the shim reported about containment ({} when it could not report).
+    containment: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -184,24 +106,6 @@ class _Verdict:
     timed_out: bool = False
     memory_exceeded: bool = False
     cpu_time_exceeded: bool = False
-
-
-def build_child_env(overrides: Mapping[str, str] | None) -> dict[str, str]:
-    """Inherited env minus credentials, then thread caps, then the caller's variables."""
-    inherited = {
-        name: value
-        for name, value in os.environ.items()
-        if not CREDENTIAL_NAME_PATTERN.search(name)
-    }
-    return {**inherited, **DEFAULT_CHILD_ENV, **(overrides or {})}
-
-
-def build_limited_argv(
-    argv: Sequence[str], memory_limit_mb: int | None, cpu_time_limit_s: float | None
-) -> list[str]:
-    memory = "none" if memory_limit_mb is None else str(int(memory_limit_mb))
-    cpu = "none" if cpu_time_limit_s is None else repr(float(cpu_time_limit_s))
-    return [sys.executable, "-I", "-S", str(LIMITS_EXEC_PATH), memory, cpu, "--", *argv]
 
 
 def kill_process_group(pgid: int) -> None:
@@ -229,12 +133,12 @@ def _judge(
     returncode: int,
     stderr: str,
     killed_by_timeout: bool,
-    sampler: _LeaderSampler,
+    outcome: Mapping[str, Any],
     memory_limit_mb: int | None,
-    cpu_time_limit_s: float | None,
+    cpu_time_limit_s: float,
 ) -> _Verdict:
     """Applies the heuristic described in the module docstring."""
-    if killed_by_timeout:
+    if killed_by_timeout or outcome.get("wall_deadline_hit"):
         return _Verdict(timed_out=True)
     if returncode == 0:
         return _Verdict()
@@ -242,31 +146,34 @@ def _judge(
         return _Verdict(timed_out=True, cpu_time_exceeded=True)
     if returncode == -signal.SIGKILL:
         # RLIMIT_CPU's hard limit also sends SIGKILL, one CPU-second after SIGXCPU.
-        if cpu_time_limit_s is not None and sampler.cpu_s >= 0.9 * cpu_time_limit_s:
+        if (outcome.get("cpu_s") or 0.0) >= 0.9 * cpu_time_limit_s:
             return _Verdict(timed_out=True, cpu_time_exceeded=True)
         return _Verdict(memory_exceeded=True)
     if _stderr_names_allocation_failure(stderr):
         return _Verdict(memory_exceeded=True)
     if memory_limit_mb is not None and -returncode in CRASH_SIGNALS_NEAR_LIMIT:
         limit_bytes = memory_limit_mb * 1024 * 1024
-        if sampler.peak_vm_bytes >= NEAR_MEMORY_LIMIT_FRACTION * limit_bytes:
+        if (outcome.get("peak_vm_bytes") or 0) >= NEAR_MEMORY_LIMIT_FRACTION * limit_bytes:
             return _Verdict(memory_exceeded=True)
     return _Verdict()
 
 
-async def _finish(
-    transport: SubprocessTransport, protocol: _SandboxProtocol, sampler_task: asyncio.Task[None]
-) -> None:
-    """Kill the group, then wait (bounded) for the leader's exit and the pipes' EOF."""
-    kill_process_group(transport.get_pid())
-    sampler_task.cancel()
+async def _wait(future: asyncio.Future[None], timeout_s: float) -> None:
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(asyncio.shield(protocol.leader_exited), REAP_GRACE_S)
-    with contextlib.suppress(asyncio.TimeoutError):
-        # Only a descendant that escaped the group can hold the pipes open now.
-        await asyncio.wait_for(asyncio.shield(protocol.all_closed), DRAIN_GRACE_S)
+        await asyncio.wait_for(asyncio.shield(future), timeout_s)
+
+
+async def _finish(transport: SubprocessTransport, protocol: CaptureProtocol) -> None:
+    """Stop the shim (it kills everything it contains), then wait for its exit and EOF."""
+    pid = transport.get_pid()
+    if not protocol.leader_exited.done() and transport.get_returncode() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+        await _wait(protocol.leader_exited, TERM_GRACE_S)
+    kill_process_group(pid)
+    await _wait(protocol.leader_exited, REAP_GRACE_S)
+    await _wait(protocol.all_closed, DRAIN_GRACE_S)
     transport.close()
-    await asyncio.gather(sampler_task, return_exceptions=True)
 
 
 async def run_sandboxed(
@@ -278,32 +185,58 @@ async def run_sandboxed(
     memory_limit_mb: int | None,
     max_output_bytes: int = 64_000,
     cpu_time_limit_s: float | None = None,
+    scratch_dir: Path | None = None,
+    read_only_paths: Sequence[Path | str] = (),
+    secret_values: Iterable[str] = (),
+    containment: ContainmentPolicy | None = None,
 ) -> SandboxResult:
-    """Run `argv` under limits; `env` adds to (and overrides) the inherited environment.
+    """Run `argv` contained and limited; `env` adds to (and overrides) the allow-listed variables.
 
-    Whatever happens -- exit, timeout, cancellation -- no process of the group
-    outlives this call; on cancellation the group is killed before
-    CancelledError propagates.
+    `scratch_dir`: the only folder the command may write (created if missing; `cwd` should
+    be in it). `read_only_paths`: more paths the command must be able to read (the
+    interpreter, the command and its absolute path arguments are always readable).
+    Whatever happens -- exit, timeout, cancellation -- no process of the command outlives
+    this call; on cancellation everything is killed before CancelledError propagates.
     """
     if not argv:
         raise ValueError("run_sandboxed needs a command to run; argv is empty")
     if timeout_s <= 0:
         raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-    loop = asyncio.get_running_loop()
-    protocol = _SandboxProtocol(max_output_bytes)
-    started = time.monotonic()
-    transport, _ = await loop.subprocess_exec(
-        lambda: protocol,
-        *build_limited_argv(argv, memory_limit_mb, cpu_time_limit_s),
-        cwd=str(cwd),
-        env=build_child_env(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
+    policy = containment or DEFAULT_POLICY
+    cpu_limit = (
+        float(cpu_time_limit_s) if cpu_time_limit_s is not None
+        else default_cpu_time_limit(timeout_s)
     )
-    sampler = _LeaderSampler(transport.get_pid())
-    sampler_task = asyncio.create_task(sampler.run_until(protocol.leader_exited))
+    scratch = Path(scratch_dir).resolve() if scratch_dir is not None else None
+    if scratch is not None:
+        prepare_scratch(scratch)
+    child_env = build_child_env(env, scratch_dir=scratch, secret_values=secret_values)
+    report_read, report_write = os.pipe()
+    config = shim_config(
+        argv=argv, cwd=Path(cwd).resolve(), scratch=scratch, env=child_env,
+        timeout_s=timeout_s, memory_limit_mb=memory_limit_mb, cpu_time_limit_s=cpu_limit,
+        read_only_paths=read_only_paths, policy=policy, report_fd=report_write,
+    )
+    loop = asyncio.get_running_loop()
+    protocol = CaptureProtocol(max_output_bytes)
+    started = time.monotonic()
+    try:
+        transport, _ = await loop.subprocess_exec(
+            lambda: protocol,
+            *shim_argv(config, argv),
+            cwd=str(cwd),
+            env=child_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(report_write,),
+        )
+    except BaseException:
+        os.close(report_read)
+        raise
+    finally:
+        os.close(report_write)
     killed_by_timeout = False
     try:
         try:
@@ -311,16 +244,21 @@ async def run_sandboxed(
         except asyncio.TimeoutError:
             killed_by_timeout = True
     finally:
-        # Runs on cancellation too: the group dies before CancelledError propagates.
-        await _finish(transport, protocol, sampler_task)
+        # Runs on cancellation too: everything dies before CancelledError propagates.
+        try:
+            await _finish(transport, protocol)
+        finally:
+            report = read_report(report_read)
     duration_s = time.monotonic() - started
+    note_report(report, config)
 
+    outcome = (report or {}).get("command") or {}
     reaped_code = transport.get_returncode()
-    returncode = reaped_code if reaped_code is not None else -signal.SIGKILL
+    returncode = outcome.get("returncode")
+    if not isinstance(returncode, int):
+        returncode = reaped_code if reaped_code is not None else -signal.SIGKILL
     stderr = protocol.stderr.text("stderr")
-    verdict = _judge(
-        returncode, stderr, killed_by_timeout, sampler, memory_limit_mb, cpu_time_limit_s
-    )
+    verdict = _judge(returncode, stderr, killed_by_timeout, outcome, memory_limit_mb, cpu_limit)
     return SandboxResult(
         returncode=returncode,
         stdout=protocol.stdout.text("stdout"),
@@ -332,4 +270,6 @@ async def run_sandboxed(
         stdout_truncated_bytes=protocol.stdout.dropped_bytes,
         stderr_truncated_bytes=protocol.stderr.dropped_bytes,
         cpu_time_exceeded=verdict.cpu_time_exceeded,
+        cpu_time_limit_s=cpu_limit,
+        containment=(report or {}).get("mechanisms") or {},
     )

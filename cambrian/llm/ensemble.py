@@ -13,7 +13,6 @@ import numpy as np
 
 from cambrian.config import LLMConfig, ModelConfig
 from cambrian.llm.bandit import ArmStats, UCB1Bandit
-from cambrian.llm.base import LLMProvider
 
 
 @dataclass(frozen=True)
@@ -27,9 +26,10 @@ class Arm:
 
 
 class Ensemble:
-    def __init__(self, config: LLMConfig, providers: dict[str, LLMProvider]) -> None:
+    """The arms and how one is chosen; the models themselves are reached through the gateway."""
+
+    def __init__(self, config: LLMConfig) -> None:
         models = config.models[:1] if config.selection == "single" else config.models
-        self.providers = providers
         self.arms: list[Arm] = [Arm(m, t) for m in models for t in m.temperatures]
         self.by_key = {arm.key: arm for arm in self.arms}
         weights = np.array([a.model.weight / len(a.model.temperatures) for a in self.arms])
@@ -54,9 +54,6 @@ class Ensemble:
     def observe(self, arm_key: str, improvement: float) -> None:
         if self.bandit is not None:
             self.bandit.update(arm_key, improvement)
-
-    def provider(self, arm: Arm) -> LLMProvider:
-        return self.providers[arm.model.label]
 
     def probabilities(self) -> dict[str, float]:
         if self.bandit is not None:

@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cambrian.llm import model_files
-from cambrian.llm.lazy_grammar import LazyGrammar
-from cambrian.llm.prompt_states import PromptStates
 from cambrian.llm.base import (
     ContextOverflow,
     FinishReason,
@@ -37,6 +35,8 @@ from cambrian.llm.base import (
     Message,
     Usage,
 )
+from cambrian.llm.lazy_grammar import LazyGrammar
+from cambrian.llm.prompt_states import PromptStates
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

@@ -19,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.config import ComprehensionConfig
+from cambrian.core.events import ComprehensionWritten
+from cambrian.core.hooks import LoopHook
+from cambrian.llm.gateway import Capabilities, LLMGateway
 from cambrian.mutate.prompts import truncate_middle
-from cambrian.search.hooks import Assistant
+from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
 
@@ -28,7 +31,6 @@ META_KEY = "comprehension"
 BRIEF_FILENAME = "comprehension.md"
 PURPOSE = "comprehension"
 REQUEST_LINE = "Study the problem statement above and write a brief"
-UNKNOWN_CONTEXT_WINDOW = 32_768
 MAX_ITEMS_PER_SECTION = 8
 MAX_ITEM_CHARS = 300
 
@@ -141,15 +143,14 @@ def comprehension_prompt(task: Task, statement: str) -> tuple[str, str]:
     return system, user
 
 
-def _fitting_statement(statement: str, assistant: Assistant, reply_tokens: int,
+def _fitting_statement(statement: str, caps: Capabilities, reply_tokens: int,
                        task: Task) -> str | None:
     """The statement, shortened when needed so that the request fits the model's window."""
-    window = assistant.provider.context_window or UNKNOWN_CONTEXT_WINDOW
-    budget = window - reply_tokens - 64
+    budget = caps.context_window - reply_tokens - 64
     for limit in (None, 12_000, 6_000, 3_000):
         text = statement if limit is None else truncate_middle(statement, limit)
         system, user = comprehension_prompt(task, text)
-        count = assistant.provider.count_tokens
+        count = caps.count_tokens
         if count(system) + count(user) + 16 <= budget:
             return text
     return None
@@ -158,31 +159,39 @@ def _fitting_statement(statement: str, assistant: Assistant, reply_tokens: int,
 def stored_outcome(store: Store) -> dict[str, Any] | None:
     """What an earlier session recorded: {"status": "ok", "brief": ...} or {"status": "failed",
     "error": ...}; None when comprehension has not run in this run yet."""
-    raw = store.get_meta(META_KEY)
+    raw = store.meta.get(META_KEY)
     return json.loads(raw) if raw else None
 
 
-def _last_context_id(store: Store) -> int | None:
-    row = store.execute("SELECT MAX(id) FROM contexts WHERE purpose=?", (PURPOSE,)).fetchone()
-    return int(row[0]) if row and row[0] is not None else None
+class ProblemComprehension(LoopHook):
+    """A loop hook that acts once per session, before the first proposal: the brief is read
+    back or written, then handed to ``on_brief`` (the prompt builder's system message)."""
 
+    name = "comprehension"
 
-class ProblemComprehension:
     def __init__(
         self,
         config: ComprehensionConfig,
         task: Task,
-        store: Store,
-        assistant: Assistant,
+        gateway: LLMGateway,
+        recorder: Recorder,
+        model_label: str,
         run_dir: Path,
         budget_check: Callable[[], str | None] = lambda: None,
+        on_brief: Callable[[str | None], None] = lambda brief: None,
     ) -> None:
         self.config = config
         self.task = task
-        self.store = store
-        self.assistant = assistant
+        self.gateway = gateway
+        self.recorder = recorder
+        self.store = recorder.store
+        self.model_label = model_label
         self.run_dir = run_dir
         self.budget_check = budget_check
+        self.on_brief = on_brief
+
+    async def prepare(self) -> None:
+        self.on_brief(prompt_brief(await self.brief(), self.config.max_prompt_chars))
 
     async def brief(self) -> str | None:
         """The run's brief, as prompts show it: read back from the store, else written now."""
@@ -196,24 +205,22 @@ class ProblemComprehension:
         return await self._write()
 
     async def _write(self) -> str | None:
-        statement = _fitting_statement(self.task.problem_statement or "", self.assistant,
+        statement = _fitting_statement(self.task.problem_statement or "",
+                                       self.gateway.capabilities(self.model_label),
                                        self.config.max_tokens, self.task)
         if statement is None:
             return self._record(None, "the problem statement does not fit the model's context "
                                       "window", None)
         system, user = comprehension_prompt(self.task, statement)
-        reply = await self.assistant.ask(
-            PURPOSE, user, system=system, max_tokens=self.config.max_tokens,
-            temperature=self.config.temperature, grammar=brief_grammar(),
-        )
-        context_id = _last_context_id(self.store)
-        if reply is None:
-            row = self.store.execute("SELECT error FROM contexts WHERE id=?",
-                                     (context_id,)).fetchone()
-            return self._record(None, f"the LLM call failed: {row[0] if row else 'unknown'}",
-                                context_id)
-        brief, error = parse_brief(reply)
-        return self._record(brief, error, context_id)
+        call = await self.gateway.ask(
+            PURPOSE, user, label=self.model_label, system=system,
+            max_tokens=self.config.max_tokens, temperature=self.config.temperature,
+            grammar=brief_grammar(), budget_check=self.budget_check)
+        if call.response is None:
+            return self._record(None, f"the LLM call failed: {call.error or 'unknown'}",
+                                call.context_id)
+        brief, error = parse_brief(call.response.text)
+        return self._record(brief, error, call.context_id)
 
     def _record(self, brief: ProblemBrief | None, error: str, context_id: int | None) -> str | None:
         text = brief.text() if brief is not None else None
@@ -222,10 +229,10 @@ class ProblemComprehension:
             if brief is not None else
             {"status": "failed", "error": error, "context_id": context_id}
         )
-        with self.store.transaction():
-            self.store.set_meta(META_KEY, json.dumps(outcome, sort_keys=True))
-            self.store.add_event("comprehension", {k: v for k, v in outcome.items()
-                                                   if k not in ("brief", "sections")})
+        with self.recorder.transaction():
+            self.store.meta.set(META_KEY, json.dumps(outcome, sort_keys=True))
+            self.recorder.emit(ComprehensionWritten(status=outcome["status"],
+                                                    context_id=context_id, error=error))
         if text is not None:
             (self.run_dir / BRIEF_FILENAME).write_text(
                 f"# Problem brief: {self.task.name}\n\n{text}\n")

@@ -15,27 +15,19 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from cambrian.config import ConfigError, PromptEvolutionConfig
+from cambrian.config import PromptEvolutionConfig, RunConfig
+from cambrian.core.events import Event
+from cambrian.core.hooks import LoopHook
+from cambrian.core.objective import Objective
+from cambrian.core.status import CandidateStatus
 from cambrian.llm.bandit import reward_improvement
-from cambrian.search.hooks import Assistant
-from cambrian.store.store import Store
-
-DDL = """
-CREATE TABLE IF NOT EXISTS system_prompts (
-    id INTEGER PRIMARY KEY,
-    parent_id INTEGER,
-    text TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    evaluated INTEGER NOT NULL DEFAULT 0,
-    context_id INTEGER,
-    retired INTEGER NOT NULL DEFAULT 0
-);
-"""
+from cambrian.llm.gateway import LLMGateway
+from cambrian.store.recorder import Recorder
 
 REWRITE_MARKER = "Rewrite this system prompt"
 
@@ -52,50 +44,53 @@ class PromptStats:
         return self.reward / self.pulls if self.pulls else 0.0
 
 
-class PromptArchive:
-    def __init__(self, config: PromptEvolutionConfig, store: Store, assistant: Assistant,
-                 default_text: str, maximize: bool) -> None:
+class PromptArchive(LoopHook):
+    """A loop hook: the system prompt of every proposal, and a rewrite every ``mutate_every``
+    evaluations (a side step that does not hold proposals back)."""
+
+    name = "prompt evolution"
+    blocks_proposals = False
+
+    def __init__(self, config: PromptEvolutionConfig, gateway: LLMGateway, recorder: Recorder,
+                 model_label: str, default_text: str, objective: Objective,
+                 problem: str = "") -> None:
         self.config = config
-        self.store = store
-        self.assistant = assistant
-        self.maximize = maximize
-        store.execute(DDL)
-        if store.execute("SELECT COUNT(*) FROM system_prompts").fetchone()[0] == 0:
-            with store.transaction():
-                store.execute("INSERT INTO system_prompts(parent_id, text, created_at) "
-                              "VALUES (NULL, ?, ?)", (default_text, time.time()))
+        self.gateway = gateway
+        self.recorder = recorder
+        self.store = recorder.store
+        self.model_label = model_label
+        self.objective = objective
+        self.problem = problem
+        if self.store.prompts.count() == 0:
+            with recorder.transaction():
+                self.store.prompts.add(default_text)
 
     # ------------------------------------------------------------------ statistics
 
-    def _fitness(self, score: float | None) -> float | None:
-        return None if score is None else (score if self.maximize else -score)
-
     def stats(self) -> dict[int, PromptStats]:
         """Active prompts with their pulls and summed normalised rewards, from the store."""
-        prompts = {int(i): PromptStats(int(i), text) for i, text in self.store.execute(
-            "SELECT id, text FROM system_prompts WHERE retired=0 ORDER BY id")}
-        rows = self.store.execute(
-            "SELECT c.id, json_extract(c.notes_json, '$.prompt_id'), c.status, c.score, "
-            "p.score FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id "
-            "WHERE json_extract(c.notes_json, '$.prompt_id') IS NOT NULL "
-            "AND c.status NOT IN ('pending', 'duplicate')").fetchall()
-        initial = self.store.execute("SELECT score FROM candidates WHERE id=1").fetchone()
-        initial_fitness = self._fitness(initial[0]) if initial else None
-        correct = [f for (s,) in self.store.execute(
-            "SELECT score FROM candidates WHERE status='correct' AND score IS NOT NULL")
-            if (f := self._fitness(s)) is not None]
+        fitness = self.objective.fitness
+        prompts = {p.id: PromptStats(p.id, p.text) for p in self.store.prompts.list()}
+        initial = self.store.candidates.find(1)
+        initial_fitness = fitness(initial.score) if initial else None
+        correct = [f for s in self.store.candidates.scores(CandidateStatus.CORRECT).values()
+                   if (f := fitness(s)) is not None]
         spread = (max(correct) - min(correct)) if len(correct) > 1 else 0.0
         scale = spread if spread > 0 else 1.0
-        for _, prompt_id, status, score, parent_score in rows:
-            entry = prompts.get(int(prompt_id))
+        for pull in self.store.candidates.prompt_pulls():
+            entry = prompts.get(pull.prompt_id)
             if entry is None:
                 continue
             entry.pulls += 1
-            if status == "correct":
-                gain = reward_improvement(self._fitness(score), self._fitness(parent_score),
+            if pull.status is CandidateStatus.CORRECT:
+                gain = reward_improvement(fitness(pull.score), fitness(pull.parent_score),
                                           initial_fitness)
                 entry.reward += min(gain / scale, 1.0)
         return prompts
+
+    def system_prompt(self, rng: Any) -> tuple[str, dict[str, Any]]:
+        prompt_id, text = self.choose(rng)
+        return text, {"prompt_id": prompt_id}
 
     def choose(self, rng: np.random.Generator) -> tuple[int, str]:
         """UCB1 (seed 000 §3.3's rule, applied to prompts): untried prompts first."""
@@ -114,8 +109,11 @@ class PromptArchive:
     # ------------------------------------------------------------------ mutation
 
     def due(self, evaluated: int) -> bool:
-        last = self.store.execute("SELECT MAX(evaluated) FROM system_prompts").fetchone()[0] or 0
-        return evaluated - int(last) >= self.config.mutate_every
+        return evaluated - self.store.prompts.last_rewrite_at() >= self.config.mutate_every
+
+    async def step(self, evaluated: int) -> list[Event]:
+        await self.mutate(evaluated, self.problem)
+        return []
 
     def _prompt(self, parent: PromptStats, problem: str) -> str:
         return (
@@ -134,21 +132,19 @@ class PromptArchive:
         stats = self.stats()
         tried = [s for s in stats.values() if s.pulls]
         parent = max(tried or list(stats.values()), key=lambda s: (s.mean, -s.id))
-        reply = await self.assistant.ask("prompt_evolution", self._prompt(parent, problem),
-                                         max_tokens=self.config.max_tokens, temperature=0.8)
-        text = _clean_reply(reply or "")
-        with self.store.transaction():
-            # The marker row is written even for an unusable reply, so the next attempt waits
+        call = await self.gateway.ask("prompt_evolution", self._prompt(parent, problem),
+                                      label=self.model_label, max_tokens=self.config.max_tokens,
+                                      temperature=0.8)
+        text = _clean_reply(call.text or "")
+        with self.recorder.transaction():
+            # The marker is written even for an unusable reply, so the next attempt waits
             # another ``mutate_every`` evaluations instead of retrying at once.
             if len(text) < 20 or text in {s.text for s in stats.values()}:
-                self.store.execute("UPDATE system_prompts SET evaluated=MAX(evaluated, ?) "
-                                   "WHERE id=?", (evaluated, parent.id))
+                self.store.prompts.mark_rewrite(parent.id, evaluated)
                 return None
-            cursor = self.store.execute(
-                "INSERT INTO system_prompts(parent_id, text, created_at, evaluated) "
-                "VALUES (?,?,?,?)", (parent.id, text, time.time(), evaluated))
+            prompt_id = self.store.prompts.add(text, parent.id, evaluated, call.context_id)
             self._retire_weakest(parent.id)
-        return int(cursor.lastrowid)
+        return prompt_id
 
     def _retire_weakest(self, keep: int) -> None:
         stats = self.stats()
@@ -158,22 +154,20 @@ class PromptArchive:
                       if s.pulls >= self.config.min_pulls_to_retire and s.id != keep]
         if candidates:
             weakest = min(candidates, key=lambda s: (s.mean, s.id))
-            self.store.execute("UPDATE system_prompts SET retired=1 WHERE id=?", (weakest.id,))
+            self.store.prompts.retire(weakest.id)
 
 
 def _clean_reply(text: str) -> str:
     text = re.sub(r"^```[a-z]*\n|\n```$", "", text.strip())
-    text = re.sub(r"^(new )?system prompt:\s*", "", text, flags=re.I)
+    text = re.sub(r"^(new )?system prompt:\s*", "", text, flags=re.IGNORECASE)
     return text.strip()[:1500]
 
 
-def build_prompt_archive(config: object, store: Store, assistant: Assistant, default_text: str,
-                         maximize: bool) -> PromptArchive | None:
-    settings = config.prompt_evolution  # type: ignore[attr-defined]
+def build_prompt_archive(config: RunConfig, gateway: LLMGateway, recorder: Recorder,
+                         default_text: str, objective: Objective,
+                         problem: str = "") -> PromptArchive | None:
+    settings = config.prompt_evolution
     if not settings.enabled:
         return None
-    labels = [m.label for m in config.llm.models]  # type: ignore[attr-defined]
-    if settings.model is not None and settings.model not in labels:
-        raise ConfigError(f"prompt_evolution.model '{settings.model}' is not one of llm.models: "
-                          f"{labels}")
-    return PromptArchive(settings, store, assistant, default_text, maximize)
+    label = gateway.label(settings.model, "prompt_evolution.model")
+    return PromptArchive(settings, gateway, recorder, label, default_text, objective, problem)

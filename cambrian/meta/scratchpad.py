@@ -9,15 +9,18 @@ can read what the run learned and when.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cambrian.config import ConfigError, MetaConfig
-from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
-from cambrian.search.hooks import skipped_for_budget
-from cambrian.store.store import EVALUATED_STATUSES, CandidateRow, Store
+from cambrian.config import MetaConfig, RunConfig
+from cambrian.core.events import Event
+from cambrian.core.hooks import LoopHook
+from cambrian.core.objective import Objective
+from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.llm.base import GenerationParams, LLMRequest, Message
+from cambrian.llm.gateway import LLMGateway
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import CandidateRow, MetaNoteRow
 
 SECTIONS = ("WORKED:", "DID NOT WORK:", "RECOMMENDATIONS:")
 
@@ -31,13 +34,6 @@ def scratchpad_grammar(max_recommendations: int) -> str:
     ])
 
 
-@dataclass(frozen=True)
-class MetaNote:
-    evaluated: int
-    scratchpad: str
-    recommendations: list[str]
-
-
 def parse_scratchpad(text: str, limit: int) -> tuple[str, list[str]]:
     """(scratchpad text before RECOMMENDATIONS, the numbered or bulleted recommendations)."""
     head, _, tail = text.partition("RECOMMENDATIONS:")
@@ -49,27 +45,23 @@ def parse_scratchpad(text: str, limit: int) -> tuple[str, list[str]]:
     return head.strip(), recommendations[:limit]
 
 
-class MetaScratchpad:
-    def __init__(
-        self,
-        config: MetaConfig,
-        store: Store,
-        provider: LLMProvider,
-        model_label: str,
-        is_local: bool,
-        run_dir: Path,
-        maximize: bool,
-        budget_check: Callable[[], str | None] | None = None,
-    ) -> None:
+class MetaScratchpad(LoopHook):
+    """A loop hook: a side step every ``interval`` evaluations, and recommendations sampled
+    into every mutation prompt."""
+
+    name = "meta-scratchpad"
+    blocks_proposals = True  # the next prompts should see its recommendations
+
+    def __init__(self, config: MetaConfig, gateway: LLMGateway, recorder: Recorder,
+                 model_label: str, run_dir: Path, objective: Objective) -> None:
         self.config = config
-        self.budget_check = budget_check  # no update starts once a budget cap is reached
-        self.store = store
-        self.provider = provider
+        self.gateway = gateway
+        self.recorder = recorder
+        self.store = recorder.store
         self.model_label = model_label
-        self.is_local = is_local
         self.run_dir = run_dir
-        self.maximize = maximize
-        self.latest: MetaNote | None = store.latest_meta_note()
+        self.objective = objective
+        self.latest: MetaNoteRow | None = self.store.meta_notes.latest()
 
     def due(self, evaluated: int) -> bool:
         done = self.latest.evaluated if self.latest else 0
@@ -78,25 +70,31 @@ class MetaScratchpad:
     def recommendations(self) -> list[str]:
         return list(self.latest.recommendations) if self.latest else []
 
+    def prompt_notes(self, rng: Any) -> tuple[str, ...]:
+        """``meta.per_prompt`` recommendations, drawn at random."""
+        pool = self.recommendations()
+        take = min(self.config.per_prompt, len(pool))
+        picks = rng.choice(len(pool), size=take, replace=False) if take else []
+        return tuple(pool[int(i)] for i in sorted(picks))
+
     def _describe(self, row: CandidateRow, scores: dict[int, float | None]) -> str:
         what = row.description or row.operator
-        if row.status == "screened":  # tiered judging: stopped at the quick stage
+        if row.status is CandidateStatus.SCREENED:  # tiered judging: stopped at the quick stage
             return (f"- program {row.id} ({row.operator}, \"{what}\"): clearly worse than the "
                     "best on the first test cases, so not evaluated further")
-        if row.status != "correct" or row.score is None:
+        if row.status is not CandidateStatus.CORRECT or row.score is None:
             return f"- program {row.id} ({row.operator}, \"{what}\"): FAILED: {row.error[:160]}"
         parent = scores.get(row.parent_id) if row.parent_id else None
         delta = "" if parent is None else f" ({row.score - parent:+.4g} vs its parent)"
         return f"- program {row.id} ({row.operator}, \"{what}\"): score {row.score:.6g}{delta}"
 
     def _prompt(self, recent: list[CandidateRow], scores: dict[int, float | None]) -> str:
-        better = "higher" if self.maximize else "lower"
         previous = self.latest.scratchpad if self.latest else "(empty)"
-        best = max((s for s in scores.values() if s is not None), default=None) if self.maximize \
-            else min((s for s in scores.values() if s is not None), default=None)
+        best = self.objective.best(scores.values())
         return (
-            f"You review an evolutionary search that improves a program ({better} score is better; "
-            f"best so far: {best}).\n\n## Recent attempts\n"
+            f"You review an evolutionary search that improves a program "
+            f"({self.objective.better_word} score is better; best so far: {best}).\n\n"
+            "## Recent attempts\n"
             + "\n".join(self._describe(r, scores) for r in recent)
             + f"\n\n## Your notes so far\n{previous}\n\n"
             "Update the notes. Reply in exactly this format:\n"
@@ -105,38 +103,34 @@ class MetaScratchpad:
             f"Give at most {self.config.max_recommendations} recommendations, one line each."
         )
 
-    async def update(self, evaluated: int) -> MetaNote | None:
-        rows = [r for r in self.store.candidates(*EVALUATED_STATUSES) if r.id != 1]
+    async def step(self, evaluated: int) -> list[Event]:
+        await self.update(evaluated)
+        return []
+
+    async def update(self, evaluated: int) -> MetaNoteRow | None:
+        rows = [r for r in self.store.candidates.list(*EVALUATED) if r.id != 1]
         recent = rows[-self.config.interval:]
-        if not recent or skipped_for_budget(self.store, self.budget_check, "meta"):
+        if not recent:
             return None
-        scores = {r.id: r.score for r in self.store.candidates("correct")}
+        scores = self.store.candidates.scores(CandidateStatus.CORRECT)
         request = LLMRequest(
             (Message("user", self._prompt(recent, scores)),),
-            GenerationParams(
-                temperature=0.3, max_tokens=self.config.max_tokens,
-                grammar=scratchpad_grammar(self.config.max_recommendations) if self.is_local else None,
-            ),
-        )
-        try:
-            response = await self.provider.complete(request)
-        except LLMError as exc:
-            self.store.add_context(purpose="meta", model=self.model_label, provider="", request=request,
-                                   response=None, error=str(exc))
+            GenerationParams(temperature=0.3, max_tokens=self.config.max_tokens,
+                             grammar=scratchpad_grammar(self.config.max_recommendations)))
+        call = await self.gateway.call("meta", self.model_label, request)
+        if call.response is None:
             return None
-        scratchpad, recommendations = parse_scratchpad(response.text, self.config.max_recommendations)
-        with self.store.transaction():
-            context_id = self.store.add_context(purpose="meta", model=self.model_label, provider="",
-                                                request=request, response=response)
-            if recommendations:
-                self.store.add_meta_note(evaluated, scratchpad, recommendations, context_id)
+        scratchpad, recommendations = parse_scratchpad(call.response.text,
+                                                       self.config.max_recommendations)
         if not recommendations:
             return None
-        self.latest = MetaNote(evaluated, scratchpad, recommendations)
+        with self.recorder.transaction():
+            self.store.meta_notes.add(evaluated, scratchpad, recommendations, call.context_id)
+        self.latest = MetaNoteRow(evaluated, scratchpad, recommendations, call.context_id)
         self._write_file(self.latest)
         return self.latest
 
-    def _write_file(self, note: MetaNote) -> None:
+    def _write_file(self, note: MetaNoteRow) -> None:
         folder = self.run_dir / "meta"
         folder.mkdir(parents=True, exist_ok=True)
         lines = [f"# Meta notes after {note.evaluated} evaluations", "", note.scratchpad, "",
@@ -144,13 +138,9 @@ class MetaScratchpad:
         (folder / f"meta_{note.evaluated}.md").write_text("\n".join(lines) + "\n")
 
 
-def build_scratchpad(config: Any, store: Store, ensemble: Any, run_dir: Path, maximize: bool,
-                     budget_check: Callable[[], str | None] | None = None) -> MetaScratchpad | None:
+def build_scratchpad(config: RunConfig, gateway: LLMGateway, recorder: Recorder, run_dir: Path,
+                     objective: Objective) -> MetaScratchpad | None:
     if not config.meta.enabled:
         return None
-    models = {m.label: m for m in config.llm.models}
-    label = config.meta.model or config.llm.models[0].label
-    if label not in models:
-        raise ConfigError(f"meta.model '{label}' is not one of llm.models: {sorted(models)}")
-    return MetaScratchpad(config.meta, store, ensemble.providers[label], label,
-                          models[label].provider == "local", run_dir, maximize, budget_check)
+    label = gateway.label(config.meta.model, "meta.model")
+    return MetaScratchpad(config.meta, gateway, recorder, label, run_dir, objective)

@@ -16,23 +16,28 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from cambrian.config import FirstProgramConfig
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.core.evaluation import EvaluationResult
+from cambrian.core.events import FirstProgramFailed
+from cambrian.lang.languages import Language
+from cambrian.lang.syntax import check_syntax
+from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.patch_types import PatchError
 from cambrian.mutate.prompts import truncate_middle
 from cambrian.mutate.reply_text import extract_description, fences_for_language, find_fences
-from cambrian.mutate.syntax import check_syntax
-from cambrian.search.hooks import Assistant
-from cambrian.store.store import Store
+from cambrian.store.recorder import Recorder
 from cambrian.task.blocks import (
-    END_TOKEN, START_TOKEN, BlockError, line_text, parse_regions, split_lines,
+    END_TOKEN,
+    START_TOKEN,
+    BlockError,
+    line_text,
+    parse_regions,
+    split_lines,
 )
 from cambrian.task.folder import Task
-from cambrian.task.languages import Language
 
 PURPOSE = "first_program"
 REQUEST_LINE = "Write the first complete program"
-UNKNOWN_CONTEXT_WINDOW = 32_768
 MAX_ERROR_CHARS = 2000
 MAX_PREVIOUS_CHARS = 12_000
 RETRY_MIN_TEMPERATURE = 0.7
@@ -117,14 +122,16 @@ class FirstProgramWriter:
         self,
         config: FirstProgramConfig,
         task: Task,
-        store: Store,
-        assistant: Assistant,
+        gateway: LLMGateway,
+        recorder: Recorder,
+        model_label: str,
         budget_check: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.config = config
         self.task = task
-        self.store = store
-        self.assistant = assistant
+        self.gateway = gateway
+        self.recorder = recorder
+        self.model_label = model_label
         self.budget_check = budget_check
         self.language = task.language
 
@@ -173,17 +180,17 @@ class FirstProgramWriter:
 
     def _messages(self, brief: str | None, retry_note: str) -> tuple[str, str]:
         """(system, user), the statement shortened until they fit the model's window."""
-        provider = self.assistant.provider
-        window = provider.context_window or UNKNOWN_CONTEXT_WINDOW
+        caps = self.gateway.capabilities(self.model_label)
+        window = caps.context_window
         budget = window - self.config.max_tokens - 64
         user = self.request() + retry_note
         for limit in (None, 6000, 3000, 1500, 0):
             system = self.system_message(brief, limit)
-            if provider.count_tokens(system) + provider.count_tokens(user) + 16 <= budget:
+            if caps.count_tokens(system) + caps.count_tokens(user) + 16 <= budget:
                 return system, user
         raise FirstProgramError(
             f"the request for a first program does not fit the {window}-token context window of "
-            f"model '{self.assistant.model_label}' with {self.config.max_tokens} tokens left for "
+            f"model '{self.model_label}' with {self.config.max_tokens} tokens left for "
             "the reply; lower first_program.max_tokens or use a model with a larger window")
 
     # ------------------------------------------------------------------ the attempts
@@ -203,13 +210,13 @@ class FirstProgramWriter:
             # Asking again at a low temperature tends to reproduce the refused program.
             temperature = self.config.temperature if attempt == 1 else max(
                 self.config.temperature, RETRY_MIN_TEMPERATURE)
-            reply = await self.assistant.ask(
-                PURPOSE, user, system=system, max_tokens=self.config.max_tokens,
-                temperature=temperature, grammar=grammar_for("full", self.language),
-            )
-            context_id = self._last_context_id()
+            call = await self.gateway.ask(
+                PURPOSE, user, label=self.model_label, system=system,
+                max_tokens=self.config.max_tokens, temperature=temperature,
+                grammar=grammar_for("full", self.language), budget_check=self.budget_check)
+            context_id, reply = call.context_id, call.text
             if reply is None:
-                last_error = f"the LLM call failed: {self._context_error(context_id)}"
+                last_error = f"the LLM call failed: {(call.error or 'unknown error')[:MAX_ERROR_CHARS]}"
                 self._record_failure(attempt, last_error, context_id)
                 continue
             try:
@@ -237,18 +244,6 @@ class FirstProgramWriter:
 
     # ------------------------------------------------------------------ records
 
-    def _last_context_id(self) -> int | None:
-        row = self.store.execute("SELECT MAX(id) FROM contexts WHERE purpose=?",
-                                 (PURPOSE,)).fetchone()
-        return int(row[0]) if row and row[0] is not None else None
-
-    def _context_error(self, context_id: int | None) -> str:
-        if context_id is None:
-            return "unknown error"
-        row = self.store.execute("SELECT error FROM contexts WHERE id=?", (context_id,)).fetchone()
-        return (row[0] if row and row[0] else "unknown error")[:MAX_ERROR_CHARS]
-
     def _record_failure(self, attempt: int, error: str, context_id: int | None) -> None:
-        with self.store.transaction():
-            self.store.add_event("first_program_failed", {
-                "attempt": attempt, "error": error[:4000], "context_id": context_id})
+        self.recorder.emit(FirstProgramFailed(attempt=attempt, error=error[:4000],
+                                              context_id=context_id))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cambrian.task.languages import Language
+from cambrian.lang.languages import Language
 
 # One function per language; "EXPR" is replaced by the old or new expression.
 _FUNCTIONS: dict[str, str] = {

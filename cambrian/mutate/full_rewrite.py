@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from cambrian.mutate.patch_types import PatchError
+from cambrian.lang.languages import Language
+from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.reply_text import CodeFence, fences_for_language, find_fences
 from cambrian.task.blocks import (
     BlockError,
@@ -24,7 +25,6 @@ from cambrian.task.blocks import (
     replace_block_contents,
     split_lines,
 )
-from cambrian.task.languages import Language
 
 
 def _choose_fence(fences: list[CodeFence], parent: EvolveRegions, notes: list[str]) -> CodeFence:
@@ -210,5 +210,6 @@ def apply_full_reply(parent_source: str, reply: str, language: Language) -> tupl
                 "the reply only changed code outside the EVOLVE-BLOCKs, which cannot change; "
                 "change the code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END."
             )
-        raise PatchError("the code in the reply is identical to the current program; change something.")
+        raise PatchError("the code in the reply is identical to the current program; change something.",
+                         kind=RefusalKind.NO_CHANGE)
     return source, changed, notes

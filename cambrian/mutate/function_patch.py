@@ -13,18 +13,18 @@ from __future__ import annotations
 import re
 import textwrap
 
-from cambrian.mutate.code_mask import mask_code
-from cambrian.mutate.definitions import (
+from cambrian.lang.code_mask import mask_code
+from cambrian.lang.definitions import (
     Definition,
     code_outside,
     find_definitions,
     supports_functions,
 )
-from cambrian.mutate.patch_types import PatchError
+from cambrian.lang.languages import Language
+from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.reply_text import fences_for_language, find_fences
 from cambrian.mutate.setting_lines import apply_setting_lines, setting_lines
 from cambrian.task.blocks import EvolveRegions, line_text, parse_marker, parse_regions, split_lines
-from cambrian.task.languages import Language
 
 _DECLARE_BEFORE_USE = frozenset({"c", "cpp"})
 IDENTICAL = "the function(s) in the reply are identical to the current program; change something."
@@ -192,7 +192,7 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
         notes.append(f"ignored {len(unused)} line(s) of code outside the functions, e.g. `{first}`")
     if not functions and not settings:
         if len(unused) < len(stray):  # a constant's line, given with its current value
-            raise PatchError(IDENTICAL)
+            raise PatchError(IDENTICAL, kind=RefusalKind.NO_CHANGE)
         raise PatchError(
             "the code block holds no complete function definition: give each whole function, "
             "from its signature line to its last line"
@@ -214,5 +214,5 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
         source, did_change = _put_function(source, name, code, language, notes)
         changed += did_change
     if not changed:
-        raise PatchError(IDENTICAL)
+        raise PatchError(IDENTICAL, kind=RefusalKind.NO_CHANGE)
     return source, changed, notes

@@ -16,8 +16,8 @@ then the code part, after which generation can only end. Inside code any charact
 
 from __future__ import annotations
 
-from cambrian.mutate.definitions import supports_functions
-from cambrian.task.languages import Language, as_language
+from cambrian.lang.definitions import supports_functions
+from cambrian.lang.languages import Language, as_language
 
 MAX_DESCRIPTION_CHARS = 100
 MAX_DIFF_EDITS = 4

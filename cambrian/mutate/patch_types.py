@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal
 
 PatchFormat = Literal["diff", "full", "function"]
@@ -11,14 +12,31 @@ PATCH_FORMATS: tuple[PatchFormat, ...] = ("diff", "full", "function")
 TRUNCATED_FENCE_MESSAGE = "the reply was cut off before the closing ```"
 
 
+class RefusalKind(StrEnum):
+    """Why a reply was refused, as the retry logic needs to know it."""
+
+    MALFORMED = "malformed"  # not in the reply format, or it does not fit the program
+    NO_CHANGE = "no_change"  # it gives back the parent's code (or code that behaves the same)
+    DUPLICATE = "duplicate"  # it gives back a program the run already has
+    SYNTAX = "syntax"  # the child program does not compile
+    OUTSIDE_BLOCKS = "outside_blocks"  # it changes code outside the EVOLVE-BLOCKs
+
+    @property
+    def repeats_code(self) -> bool:
+        """The reply gave back code the run already has: the next attempt restarts."""
+        return self in (RefusalKind.NO_CHANGE, RefusalKind.DUPLICATE)
+
+
 class PatchError(ValueError):
     """A reply could not be applied. The message is written to be shown to the LLM as-is."""
 
-    def __init__(self, message: str, *, truncated: bool = False) -> None:
+    def __init__(self, message: str, *, truncated: bool = False,
+                 kind: RefusalKind = RefusalKind.MALFORMED) -> None:
         super().__init__(message)
         self.message = message
         # True when the reply looks cut off (e.g. by the token limit) rather than wrong.
         self.truncated = truncated
+        self.kind = kind
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cambrian.mutate.definitions import supports_functions
+from cambrian.lang.definitions import supports_functions
+from cambrian.lang.languages import Language, as_language
 from cambrian.mutate.full_rewrite import apply_full_reply
 from cambrian.mutate.function_patch import apply_function_reply
 from cambrian.mutate.patch_types import PATCH_FORMATS, PatchError, PatchFormat, PatchResult
 from cambrian.mutate.reply_text import extract_description, is_fence_line
 from cambrian.mutate.search_replace import apply_diff_reply, is_search_marker
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
-from cambrian.task.languages import Language, as_language
 
 # Reasoning models may draft code inside <think>; only the final answer counts.
 _REASONING = re.compile(r"<think>.*?</think>", re.DOTALL)

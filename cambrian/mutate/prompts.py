@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cambrian.components import register_component
 from cambrian.config import PromptConfig
+from cambrian.core.components import register_component
 from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction

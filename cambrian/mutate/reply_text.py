@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cambrian.lang.languages import GENERIC, Language, language_for_fence_tag
 from cambrian.llm.base import LLMResponse
 from cambrian.mutate.patch_types import TRUNCATED_FENCE_MESSAGE, PatchError
 from cambrian.task.blocks import line_text, split_lines
-from cambrian.task.languages import GENERIC, Language, language_for_fence_tag
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`]*)$")
 _FENCE_CLOSE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*$")

@@ -21,15 +21,16 @@ store on resume: every scheduled child carries its intent in its notes.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Iterable
 
 import numpy as np
 
 from cambrian.config import MutationConfig, RunConfig
+from cambrian.core.status import CandidateStatus
 from cambrian.mutate.intents import INTENTS, MutationIntent
-from cambrian.store.store import CandidateRow, Store
+from cambrian.store.rows import CandidateRow
+from cambrian.store.store import Store
 
 PRIOR_SUCCESS_RATE = 0.5  # seed 002 §10.10: the rate assumed for a type without history
 PRIOR_USES = 2.0  # how many uses that prior weighs
@@ -122,7 +123,7 @@ class MutationSchedule:
             return
         parent_score = None
         if child.parent_id is not None:
-            parent = self.store.candidate(child.parent_id)
+            parent = self.store.candidates.get(child.parent_id)
             parent_score = parent.score if parent.status == "correct" else None
         self.record(name, improved_on_parent(child, parent_score, self.maximize))
 
@@ -133,22 +134,19 @@ class MutationSchedule:
             return
         for queue in self.history.values():
             queue.clear()
-        scores = {row.id: row.score for row in self.store.candidates("correct")}
-        evaluated_at = dict(self.store.execute(
-            "SELECT candidate_id, MIN(created_at) FROM evaluations GROUP BY candidate_id"
-        ).fetchall())
+        scores = self.store.candidates.scores(CandidateStatus.CORRECT)
+        evaluated_at = self.store.evaluations.first_commit_times()
         outcomes: list[tuple[float, str, bool]] = []
-        for row, _ in self.store.evaluated_in_commit_order():
+        for row, _ in self.store.candidates.evaluated_in_commit_order():
             name = row.notes.get("intent")
             if name in self.history:
                 parent_score = scores.get(row.parent_id) if row.parent_id is not None else None
                 outcomes.append((evaluated_at[row.id], name,
                                  improved_on_parent(row, parent_score, self.maximize)))
-        for created_at, notes_json in self.store.execute(
-                "SELECT created_at, notes_json FROM candidates WHERE status='patch_failed'"):
-            notes = json.loads(notes_json or "{}")
+        for refused in self.store.candidates.list(CandidateStatus.PATCH_FAILED):
+            notes = refused.notes
             if notes.get("intent") in self.history and notes.get("reply_refused"):
-                outcomes.append((created_at, notes["intent"], False))
+                outcomes.append((refused.created_at, notes["intent"], False))
         for _, name, improved in sorted(outcomes, key=lambda outcome: outcome[0]):
             self.record(name, improved)
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from cambrian.mutate.line_matching import LineMatch, find_matches, reindent, similar_lines_report
-from cambrian.mutate.patch_types import PatchError
+from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.reply_text import find_fences, is_fence_line
 from cambrian.task.blocks import EvolveRegions, line_text, parse_marker, parse_regions, split_lines
 
@@ -244,7 +244,8 @@ def apply_edit(source: str, edit: SearchReplace, label: str, notes: list[str]) -
     """``source`` with one edit applied; raises :class:`PatchError` naming ``label``."""
     search = [line.rstrip() for line in edit.search]
     if search == [line.rstrip() for line in edit.replace]:
-        raise PatchError(f"{label}: no-op edit: the REPLACE lines are identical to the SEARCH lines.")
+        raise PatchError(f"{label}: no-op edit: the REPLACE lines are identical to the SEARCH lines.",
+                         kind=RefusalKind.NO_CHANGE)
     regions = parse_regions(source)
     if not any(line.strip() for line in edit.search):
         _check_no_markers(edit.replace, label)

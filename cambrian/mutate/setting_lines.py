@@ -16,10 +16,10 @@ from __future__ import annotations
 import ast
 import re
 
-from cambrian.mutate.code_mask import code_tokens, mask_code
-from cambrian.mutate.definitions import code_outside, find_definitions
+from cambrian.lang.code_mask import code_tokens, mask_code
+from cambrian.lang.definitions import code_outside, find_definitions
+from cambrian.lang.languages import Language
 from cambrian.task.blocks import BlockError, line_text, parse_regions, split_lines
-from cambrian.task.languages import Language
 
 # [qualifiers and type] NAME [: type] = value;   (the type part covers Rust's `const X: f64`)
 _BRACE_ASSIGNMENT = re.compile(

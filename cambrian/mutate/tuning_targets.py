@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from cambrian.task.languages import Language
-from cambrian.trace.knobs import LiteralSite, is_named_setting, literal_sites, literal_value
+from cambrian.lang.languages import Language
+from cambrian.task.knobs import LiteralSite, is_named_setting, literal_sites, literal_value
 
 MAX_TARGET_LINES = 8
 MAX_LINE_CHARS = 100

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from cambrian.core.events import Event
+
 
 @dataclass
 class ProgramRecord:
@@ -46,14 +48,6 @@ class ParentSample:
     guidance: str = ""  # extra instruction for this proposal (e.g. "diverge" vs "refine")
 
 
-@dataclass(frozen=True)
-class SelectorEvent:
-    """Something worth recording in the run's event log (a migration, a new island...)."""
-
-    kind: str
-    payload: dict[str, Any]
-
-
 @dataclass
 class SelectorContext:
     """What every selector may rely on."""
@@ -72,7 +66,7 @@ class Selector(ABC):
     # -- required ----------------------------------------------------------------------
 
     @abstractmethod
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         """Take in one evaluated program (correct or not), in commit order."""
 
     @abstractmethod

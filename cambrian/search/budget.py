@@ -11,22 +11,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass
 
 from cambrian.config import BudgetConfig
+from cambrian.store.rows import Spend
 from cambrian.store.store import Store
-
-
-# What only a running session writes, with the time it was committed. (Not the events: a
-# config override or guidance change may be written while the run is down.)
-_ACTIVITY_TABLES = ("candidates", "evaluations", "contexts")
-
-
-@dataclass(frozen=True)
-class Spend:
-    cost_usd: float
-    tokens: int
-    calls: int
 
 
 class BudgetManager:
@@ -35,53 +23,15 @@ class BudgetManager:
         self.store = store
         self.generations = generations
         self._session_start = time.monotonic()
-        self._earlier_sessions_s = self._previous_active_time()
-
-    def _previous_active_time(self) -> float:
-        """Active seconds of earlier sessions (a resumed run keeps its clock).
-
-        A session runs from its ``session_start`` to its ``session_end``; a session killed
-        before it could write one ends at its last committed activity, so the time the run was
-        down does not count as run time.
-        """
-        marks = self.store.execute(
-            "SELECT kind, created_at FROM events WHERE kind IN ('session_start', 'session_end') "
-            "ORDER BY id").fetchall()
-        total, started = 0.0, None
-        for kind, at in marks:
-            if kind == "session_start":
-                if started is not None:  # the previous session was killed
-                    total += self._last_activity(started, at) - started
-                started = float(at)
-            elif started is not None:
-                total += max(0.0, float(at) - started)
-                started = None
-        if started is not None:
-            total += self._last_activity(started, None) - started
-        return total
-
-    def _last_activity(self, since: float, until: float | None) -> float:
-        """The latest commit in [since, until): a killed session's end."""
-        latest = since
-        bound = "" if until is None else " AND created_at < ?"
-        params = (since,) if until is None else (since, until)
-        for table in _ACTIVITY_TABLES:
-            row = self.store.execute(
-                f"SELECT MAX(created_at) FROM {table} WHERE created_at >= ?{bound}", params
-            ).fetchone()
-            if row and row[0] is not None:
-                latest = max(latest, float(row[0]))
-        return latest
+        # Active seconds of earlier sessions (a resumed run keeps its clock; the time the run
+        # was down does not count).
+        self._earlier_sessions_s = store.events.active_seconds()
 
     def elapsed_s(self) -> float:
         return self._earlier_sessions_s + time.monotonic() - self._session_start
 
     def spend(self) -> Spend:
-        row = self.store.execute(
-            "SELECT COALESCE(SUM(cost_usd),0), COALESCE(SUM(prompt_tokens+completion_tokens),0), "
-            "COUNT(*) FROM contexts"
-        ).fetchone()
-        return Spend(float(row[0]), int(row[1]), int(row[2]))
+        return self.store.contexts.spend()
 
     def _per_call(self, spend: Spend) -> tuple[float, float]:
         return (spend.cost_usd / spend.calls, spend.tokens / spend.calls) if spend.calls else (0.0, 0.0)
@@ -126,7 +76,7 @@ class BudgetManager:
         ``arm_models`` maps arm key -> model label; per-call cost comes from the ledger, and a
         model not yet used counts as the cheapest (it may be free, e.g. a local model).
         """
-        ledger = {r["model"]: r["cost_usd"] / r["calls"] for r in self.store.ledger() if r["calls"]}
+        ledger = {r.model: r.cost_usd / r.calls for r in self.store.contexts.ledger() if r.calls}
         costs = {arm: ledger.get(model, 0.0) for arm, model in arm_models.items()}
         if len(set(costs.values())) <= 1:
             return None

@@ -22,9 +22,9 @@ def lineage_history_note(store: Store, parent_id: int, steps: int,
     if steps <= 0:
         return (), {}
     chain = []
-    current = store.candidate(parent_id)
+    current = store.candidates.get(parent_id)
     while current.parent_id is not None and len(chain) < steps:
-        parent = store.candidate(current.parent_id)
+        parent = store.candidates.get(current.parent_id)
         chain.append((parent, current))
         current = parent
     if not chain:

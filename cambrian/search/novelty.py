@@ -24,26 +24,28 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from cambrian.config import ConfigError, NoveltyConfig, RunConfig
-from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
+from cambrian.config import NoveltyConfig, RunConfig
+from cambrian.core.events import Event, NoveltyJudgeError
+from cambrian.lang.code_mask import code_tokens
+from cambrian.lang.languages import Language, as_language
+from cambrian.llm.base import GenerationParams, LLMRequest, Message
 from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
-from cambrian.llm.ensemble import Ensemble
-from cambrian.mutate.code_mask import code_tokens
+from cambrian.llm.gateway import LLMGateway
+from cambrian.mutate.filters import FilterVerdict, ProposedChild
+from cambrian.search.algorithm_events import IslandSpawned, Migration
 from cambrian.search.novelty_judge import (
     JUDGE_GRAMMAR,
     JUDGE_MAX_TOKENS,
     judge_prompt,
     parse_judge_reply,
 )
-from cambrian.store.store import CandidateRow, Store
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import CandidateRow
 from cambrian.task.blocks import block_contents
-from cambrian.task.languages import Language, as_language
 
 __all__ = ["JUDGE_GRAMMAR", "NoveltyFilter", "NoveltyVerdict", "SimilarityIndex",
            "build_novelty_filter"]
@@ -109,43 +111,46 @@ class NoveltyVerdict:
 
 
 class NoveltyFilter:
+    """A child filter (``cambrian/mutate/filters.py``) named ``novelty``."""
+
+    name = "novelty"
+
     def __init__(
         self,
         config: NoveltyConfig,
         embedder: Embedder,
-        store: Store,
-        judge: LLMProvider | None = None,
-        judge_label: str = "",
-        judge_is_local: bool = False,
+        recorder: Recorder,
+        gateway: LLMGateway | None = None,
+        judge_label: str | None = None,
         *,
         num_islands: int = 1,
         initial_id: int = 1,
-        budget_check: Callable[[], str | None] | None = None,
         language: Language | str = "python",
     ) -> None:
+        """``judge_label``: the model of the LLM novelty judge (None: no judge)."""
         self.config = config
         self.language = as_language(language)
-        self.threshold = resolved_threshold(config, judge is not None)
+        self.threshold = resolved_threshold(config, judge_label is not None)
         self.embedder = embedder
-        self.store = store
-        self.judge = judge
+        self.recorder = recorder
+        self.store = recorder.store
+        self.gateway = gateway
         self.judge_label = judge_label
-        self.judge_is_local = judge_is_local
         self.num_islands = num_islands
         self.initial_id = initial_id
-        self.budget_check = budget_check or (lambda: None)  # asked before every judge call
         self.index = SimilarityIndex()
+        self._vectors: dict[str, np.ndarray] = {}  # of children checked, until accepted
 
     # ------------------------------------------------------------------ index
 
     def restore(self) -> None:
         """Rebuild the index from the stored embeddings and the selector's island events."""
-        for candidate_id, island, vector in self.store.embeddings(self.embedder.name):
+        self.index = SimilarityIndex()
+        for candidate_id, island, vector in self.store.embeddings.list(self.embedder.name):
             for target in self._islands_of(candidate_id, island):
                 self.index.add(target, candidate_id, vector)
-        for kind in ("migration", "island_spawned"):
-            for event in self.store.events(kind):
-                self.follow(kind, event["payload"])
+        for stored in self.store.events.list(Migration, IslandSpawned):
+            self.follow(stored.event)
 
     def _islands_of(self, candidate_id: int, island: int) -> range | list[int]:
         return range(self.num_islands) if candidate_id == self.initial_id else [island]
@@ -155,17 +160,17 @@ class NoveltyFilter:
         vector = self.index.vector(initial.id)
         if vector is None:
             vector = await self._embed(initial.source or "")
-            self.store.add_embedding(initial.id, self.embedder.name, vector)
+            self.store.embeddings.add(initial.id, self.embedder.name, vector)
         for island in range(self.num_islands):
             self.index.add(island, initial.id, vector)
 
-    def follow(self, kind: str, payload: dict[str, Any]) -> None:
+    def follow(self, event: Event) -> None:
         """A selector event: a migrated program, or the seed of a new island, joins that
         island's index (programs never embedded, e.g. LLM-free children, are skipped)."""
-        if kind == "migration":
-            arrivals = [(m["to_island"], m["candidate_id"]) for m in payload.get("moves", [])]
-        elif kind == "island_spawned" and "seed_id" in payload:
-            arrivals = [(payload["island"], payload["seed_id"])]
+        if isinstance(event, Migration):
+            arrivals = [(m["to_island"], m["candidate_id"]) for m in event.moves]
+        elif isinstance(event, IslandSpawned):
+            arrivals = [(event.island, event.seed_id)]
         else:
             return
         for island, candidate_id in arrivals:
@@ -174,9 +179,25 @@ class NoveltyFilter:
                 self.index.add(int(island), int(candidate_id), vector)
 
     def remember(self, candidate_id: int, island: int, vector: np.ndarray) -> None:
-        self.store.add_embedding(candidate_id, self.embedder.name, vector)
+        self.store.embeddings.add(candidate_id, self.embedder.name, vector)
         for target in self._islands_of(candidate_id, island):
             self.index.add(target, candidate_id, vector)
+
+    # ------------------------------------------------------------------ as a child filter
+
+    async def check_child(self, child: ProposedChild, enforce: bool) -> FilterVerdict:
+        verdict = await self.check(child.source, child.island, use_judge=enforce)
+        notes = {"similarity": verdict.similarity, "nearest": verdict.nearest_id}
+        if not verdict.novel and enforce:
+            return FilterVerdict(verdict.reason, {**notes,
+                                                  "judge_context": verdict.judge_context_id})
+        self._vectors[child.source] = verdict.vector
+        return FilterVerdict(None, notes)
+
+    def accepted(self, candidate_id: int, child: ProposedChild, verdict: FilterVerdict) -> None:
+        vector = self._vectors.pop(child.source, None)
+        if vector is not None:
+            self.remember(candidate_id, child.island, vector)
 
     # ------------------------------------------------------------------ decisions
 
@@ -195,22 +216,21 @@ class NoveltyFilter:
         if self._same_code(source, nearest_id):
             return NoveltyVerdict(False, vector, similarity, nearest_id,
                                   f"{too_similar}: only comments or layout differ")
-        if self.judge is None and self.config.threshold == "auto":
+        if self.judge_label is None and self.config.threshold == "auto":
             # The embedding alone cannot tell a near-copy from a changed number or one changed
             # line of a long program (see AUTO_THRESHOLD_WITHOUT_JUDGE): the code decides. A
             # threshold the user set is taken at its word.
             return NoveltyVerdict(True, vector, similarity, nearest_id)
-        if self.judge is None or not use_judge:
+        if self.judge_label is None or not use_judge:
             return NoveltyVerdict(False, vector, similarity, nearest_id, too_similar)
-        stop = self.budget_check()
-        if stop is not None:
+        novel, context_id, problem, skipped = await self._ask_judge(source, nearest_id)
+        if skipped:
             return NoveltyVerdict(False, vector, similarity, nearest_id,
-                                  f"{too_similar}; the novelty judge was not asked: {stop}")
-        novel, context_id, problem = await self._ask_judge(source, nearest_id)
+                                  f"{too_similar}; the novelty judge was not asked: {skipped}")
         if problem:
             log.warning("novelty judge gave no verdict (context %s): %s", context_id, problem)
-            self.store.add_event("novelty_judge_error", {"context_id": context_id,
-                                                         "nearest_id": nearest_id, "error": problem})
+            self.recorder.emit(NoveltyJudgeError(context_id=context_id, nearest_id=nearest_id,
+                                                 error=problem))
             reason = f"{too_similar}; the novelty judge gave no verdict ({problem})"
         else:
             reason = "" if novel else f"{too_similar} and the novelty judge found no meaningful difference"
@@ -218,36 +238,32 @@ class NoveltyFilter:
 
     def _same_code(self, source: str, nearest_id: int) -> bool:
         """Whether the mutable code equals the nearest program's but for comments and layout."""
-        nearest = self.store.candidate(nearest_id).source
+        nearest = self.store.candidates.get(nearest_id).source
         if nearest is None:
             return False
         mine, theirs = ("\n".join(block_contents(code)) for code in (source, nearest))
         return code_tokens(mine, self.language) == code_tokens(theirs, self.language)
 
-    async def _ask_judge(self, source: str, nearest_id: int) -> tuple[bool, int, str]:
-        """(novel, context id, problem); a problem (failed call, reply without a verdict) means
-        the judge did not decide and the embedding's verdict stands."""
-        assert self.judge is not None
-        existing = self.store.candidate(nearest_id).source or ""
+    async def _ask_judge(self, source: str,
+                         nearest_id: int) -> tuple[bool, int | None, str, str | None]:
+        """(novel, context id, problem, budget cap that forbade the call); a problem (failed
+        call, reply without a verdict) means the judge did not decide and the embedding's
+        verdict stands."""
+        assert self.gateway is not None and self.judge_label is not None
+        existing = self.store.candidates.get(nearest_id).source or ""
         request = LLMRequest(
             (Message("user", judge_prompt(existing, source)),),
-            GenerationParams(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS,
-                             grammar=JUDGE_GRAMMAR if self.judge_is_local else None),
-        )
-        try:
-            response = await self.judge.complete(request)
-        except LLMError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            context_id = self.store.add_context(purpose="novelty", model=self.judge_label,
-                                                provider="", request=request, response=None,
-                                                error=error)
-            return False, context_id, error
-        context_id = self.store.add_context(purpose="novelty", model=self.judge_label, provider="",
-                                            request=request, response=response)
-        verdict = parse_judge_reply(response.text)
+            GenerationParams(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS, grammar=JUDGE_GRAMMAR))
+        call = await self.gateway.call("novelty", self.judge_label, request, in_proposal=True)
+        if call.skipped is not None:
+            return False, None, "", call.skipped
+        if call.response is None:
+            return False, call.context_id, call.error, None
+        verdict = parse_judge_reply(call.response.text)
         if verdict is None:
-            return False, context_id, f"unreadable reply {response.text.strip()[:80]!r}"
-        return verdict, context_id, ""
+            return (False, call.context_id,
+                    f"unreadable reply {call.response.text.strip()[:80]!r}", None)
+        return verdict, call.context_id, "", None
 
 
 AUTO_THRESHOLD_WITH_JUDGE = 0.95  # seed 000 Appendix B
@@ -265,8 +281,7 @@ def resolved_threshold(config: NoveltyConfig, has_judge: bool) -> float:
     return AUTO_THRESHOLD_WITH_JUDGE if has_judge else AUTO_THRESHOLD_WITHOUT_JUDGE
 
 
-def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
-                         budget_check: Callable[[], str | None] | None = None,
+def build_novelty_filter(config: RunConfig, recorder: Recorder, gateway: LLMGateway,
                          language: Language | str = "python") -> NoveltyFilter | None:
     settings = config.novelty
     if not settings.enabled:
@@ -276,15 +291,10 @@ def build_novelty_filter(config: RunConfig, store: Store, ensemble: Ensemble,
     else:
         key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
         embedder = OpenAIEmbedder(settings.embedding_model, settings.base_url, key)
-    judge, label, local = None, "", False
+    judge: str | None = None
     if settings.judge is not False:
-        models = {m.label: m for m in config.llm.models}
-        label = settings.judge_model or config.llm.models[0].label
-        if label not in models:
-            raise ConfigError(f"novelty.judge_model '{label}' is not one of llm.models: {sorted(models)}")
-        local = models[label].provider == "local"
-        if settings.judge is True or not local:  # auto: remote judges only (NoveltyConfig)
-            judge = ensemble.providers[label]
-    return NoveltyFilter(settings, embedder, store, judge, label, local,
-                         num_islands=config.database.num_islands, budget_check=budget_check,
-                         language=language)
+        label = gateway.label(settings.judge_model, "novelty.judge_model")
+        if settings.judge is True or not gateway.capabilities(label).local:
+            judge = label  # auto: remote judges only (NoveltyConfig)
+    return NoveltyFilter(settings, embedder, recorder, gateway, judge,
+                         num_islands=config.database.num_islands, language=language)

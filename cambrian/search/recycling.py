@@ -22,18 +22,19 @@ same way.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cambrian.config import TraceFeedbackConfig
+from cambrian.core.outcomes import ProposalOutcome
+from cambrian.lang.lines import line_diff
+from cambrian.mutate.filters import FilterVerdict, ProposedChild
 from cambrian.search.algorithm import ParentSample, Selector
 from cambrian.store.store import Store
 from cambrian.trace.deletion import deletion_history_text, is_trivial
 from cambrian.trace.deletion_index import ancestry, lineage_edits
-from cambrian.trace.lines import line_diff
 
 MAX_LINES_IN_REASON = 3
 MAX_REASON_LINE_CHARS = 80
@@ -57,6 +58,10 @@ class RecyclingVerdict:
 
 
 class DeletionFilter:
+    """A child filter (``cambrian/mutate/filters.py``) named ``deletion``."""
+
+    name = "deletion"
+
     def __init__(self, settings: TraceFeedbackConfig, store: Store, language: str) -> None:
         self.settings = settings
         self.store = store
@@ -90,11 +95,23 @@ class DeletionFilter:
                   + "; ".join(listed) + (f"; and {more} more" if more > 0 else ""))
         return RecyclingVerdict(share, len(added), again, self.settings.deletion_filter, reason)
 
+    async def check_child(self, child: ProposedChild, enforce: bool) -> FilterVerdict:
+        """Nothing to say when the generation used up its rejections (``enforce`` false), for
+        a fix, or when the parent fails (re-adding what a breaking edit removed is a legitimate
+        repair)."""
+        if not enforce or child.kind == "fix" or not child.parent_correct:
+            return FilterVerdict()
+        verdict = self.check(child.parent_id, child.parent_source, child.source)
+        reason = verdict.reason if verdict.action == "reject" else None
+        return FilterVerdict(reason, verdict.notes(), ProposalOutcome.RECYCLED)
+
+    def accepted(self, candidate_id: int, child: ProposedChild, verdict: FilterVerdict) -> None:
+        return None
+
     def is_penalised(self, candidate_id: int) -> bool:
         if candidate_id not in self._penalised:  # notes are written once, with the candidate
-            row = self.store.execute("SELECT notes_json FROM candidates WHERE id=?",
-                                     (candidate_id,)).fetchone()
-            notes = json.loads(row[0]) if row else {}
+            row = self.store.candidates.find(candidate_id)
+            notes = row.notes if row is not None else {}
             self._penalised[candidate_id] = notes.get("recycled") == "penalise"
         return self._penalised[candidate_id]
 

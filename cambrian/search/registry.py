@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from cambrian.config import ConfigError
+from cambrian.core.plugins import load_plugins
 from cambrian.search.algorithm import Selector, SelectorContext
 
 
@@ -36,7 +37,7 @@ class AlgorithmSpec:
     options: type[BaseModel]
     selector: Callable[[SelectorContext], Selector]
     # Optional loop hooks (LLM-driven parts of an algorithm): called as
-    # hooks(selector, services, options) -> cambrian.search.hooks.LoopHooks.
+    # hooks(selector, services, options) -> cambrian.search.hooks.AlgorithmHooks.
     hooks: Callable[..., Any] | None = None
 
 
@@ -54,14 +55,6 @@ def _load_builtins() -> None:
     if not _BUILTINS_LOADED:
         importlib.import_module("cambrian.search.algorithms")
         _BUILTINS_LOADED = True
-
-
-def load_plugins(modules: list[str]) -> None:
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise ConfigError(f"search.plugins: cannot import '{module}': {exc}") from None
 
 
 def algorithm_names() -> list[str]:

@@ -1,7 +1,8 @@
 """What one proposal is asked to do: the parent and inspirations the selector chose, the patch
-kind and mutation intent, and what every prompt carries beside them (the person's guidance,
-sampled scratchpad recommendations, the co-evolved system prompt). Tags naming each of these
-go into the child's notes so the trace tells what every proposal saw."""
+kind and mutation intent, and what every prompt carries beside them (the person's guidance, the
+notes and system prompt the loop hooks give: scratchpad recommendations, a co-evolved system
+prompt). Tags naming each of these go into the child's notes so the trace tells what every
+proposal saw."""
 
 from __future__ import annotations
 
@@ -12,14 +13,17 @@ from typing import Any
 import numpy as np
 
 from cambrian.config import RunConfig
+from cambrian.core.hooks import LoopHook
+from cambrian.core.objective import Objective
+from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.judge.verdicts import Verdict
-from cambrian.guidance import GuidanceBoard
+from cambrian.meta.guidance import GuidanceBoard
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.search.algorithm import Selector
 from cambrian.search.history import lineage_history_note
 from cambrian.search.recycling import deletion_history_note
-from cambrian.store.store import EVALUATED_STATUSES, Store
+from cambrian.store.store import Store
 
 
 class RequestBuilder:
@@ -32,35 +36,33 @@ class RequestBuilder:
         evaluated: Callable[[], int],
         *,
         guidance: GuidanceBoard,
-        scratchpad: Any = None,
+        hooks: list[LoopHook],
         mutation_schedule: Any = None,
-        prompt_archive: Any = None,
-        maximize: bool = True,
+        objective: Objective = Objective(),
     ) -> None:
         self.config = config
-        self.maximize = maximize
+        self.objective = objective
         self.store = store
         self.rng = rng
         self.selector = selector
         self.evaluated = evaluated
         self.guidance = guidance
-        self.scratchpad = scratchpad
+        self.hooks = hooks
         self.mutation_schedule = mutation_schedule
-        self.prompt_archive = prompt_archive
         self._views: dict[int, ProgramView] = {}
 
     # ------------------------------------------------------------------ program views
 
     def view(self, candidate_id: int) -> ProgramView:
         if candidate_id not in self._views:
-            row = self.store.candidate(candidate_id)
-            result = self.store.evaluation(candidate_id)
+            row = self.store.candidates.get(candidate_id)
+            result = self.store.evaluations.latest(candidate_id)
             error = ""
             if result is not None and not result.correct:
                 error = result.error or result.stderr[-1500:]
             self._views[candidate_id] = ProgramView(
                 id=row.id, source=row.source or "", score=row.score,
-                correct=row.status == "correct",
+                correct=row.status is CandidateStatus.CORRECT,
                 public=result.public if result else {},
                 text_feedback=result.text_feedback if result else "",
                 error=error,
@@ -77,11 +79,12 @@ class RequestBuilder:
         """The parent request plus the person's guidance (first, so it survives a tight
         context) and the co-evolved system prompt."""
         request = self._parent_request(generation)
-        guidance, tags = self._human_guidance()
+        guidance, tags = self._human_guidance(request.parent.id)
         failure, failure_tags = failed_attempt_note(self.store, request.parent.id)
         preamble, prompt_tags = self._system_prompt()
         lineage, lineage_tags = lineage_history_note(
-            self.store, request.parent.id, self.config.prompt.history_programs, self.maximize)
+            self.store, request.parent.id, self.config.prompt.history_programs,
+            self.objective.maximize)
         history, history_tags = deletion_history_note(  # last: the first note a tight prompt drops
             self.store, self.config.trace_feedback, request.parent.id)
         return replace(request, notes=guidance + failure + request.notes + lineage + history,
@@ -91,7 +94,7 @@ class RequestBuilder:
     def _parent_request(self, generation: int) -> ProposalRequest:
         sample = self.selector().sample(self.rng)
         if sample is None:  # no correct program yet: repair a failing one
-            failed = [r for r in self.store.candidates("incorrect") if r.source]
+            failed = [r for r in self.store.candidates.list(CandidateStatus.INCORRECT) if r.source]
             parent = failed[int(self.rng.integers(len(failed)))]
             island = int(self.rng.integers(self.config.database.num_islands))
             return ProposalRequest(generation, island, "fix", self.view(parent.id))
@@ -100,7 +103,8 @@ class RequestBuilder:
                         else self.choose_kind(bool(inspiration_ids)))
         if kind == "cross" and len(inspiration_ids) > 1:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
-        notes = ((sample.guidance,) if sample.guidance else ()) + self._sample_recommendations()
+        notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
+            note for hook in self.hooks for note in hook.prompt_notes(self.rng))
         return ProposalRequest(
             generation, sample.island, kind, self.view(sample.parent_id),
             tuple(self.view(i) for i in inspiration_ids), notes,
@@ -122,27 +126,28 @@ class RequestBuilder:
             return ("diff" if "diff" in kinds else "full"), None
         return kinds[int(self.rng.choice(len(kinds), p=probs / probs.sum()))], None
 
-    def _human_guidance(self) -> tuple[tuple[str, ...], dict[str, Any]]:
+    def _human_guidance(self, parent_id: int) -> tuple[tuple[str, ...], dict[str, Any]]:
+        """The guidance for every prompt, then guidance targeted at the parent or its lineage."""
         version = self.guidance.sync_file()
-        if not version.id:
-            return (), {}
-        notes = ((f"Guidance from the person running this search: {version.text}",)
-                 if version.text else ())
-        return notes, {"guidance_id": version.id}
+        notes: tuple[str, ...] = ()
+        tags: dict[str, Any] = {}
+        if version.id:
+            tags["guidance_id"] = version.id
+            if version.text:
+                notes += (f"Guidance from the person running this search: {version.text}",)
+        targeted = self.guidance.for_candidate(parent_id)
+        if targeted:
+            notes += tuple(f"Guidance from the person running this search, for this program: "
+                           f"{v.text}" for v in targeted)
+            tags["targeted_guidance_ids"] = [v.id for v in targeted]
+        return notes, tags
 
     def _system_prompt(self) -> tuple[str | None, dict[str, Any]]:
-        if self.prompt_archive is None:
-            return None, {}
-        prompt_id, text = self.prompt_archive.choose(self.rng)
-        return text, {"prompt_id": prompt_id}
-
-    def _sample_recommendations(self) -> tuple[str, ...]:
-        if self.scratchpad is None:
-            return ()
-        pool = self.scratchpad.recommendations()
-        take = min(self.config.meta.per_prompt, len(pool))
-        picks = self.rng.choice(len(pool), size=take, replace=False) if take else []
-        return tuple(pool[int(i)] for i in sorted(picks))
+        for hook in self.hooks:
+            chosen = hook.system_prompt(self.rng)
+            if chosen is not None:
+                return chosen
+        return None, {}
 
 
 # ---------------------------------------------------------------------- failed-attempt note
@@ -168,14 +173,10 @@ def _verdict_meaning(code: Any) -> str | None:
 def failed_attempt_note(store: Store, parent_id: int) -> tuple[tuple[str, ...], dict[str, Any]]:
     """(notes, tags): "your previous attempt from this program failed: ..." while the latest
     evaluated child of ``parent_id`` failed (a later child that ran clears it)."""
-    row = store.execute(
-        "SELECT c.id, c.status FROM candidates c JOIN evaluations e ON e.candidate_id = c.id "
-        f"WHERE c.parent_id = ? AND c.status IN ({','.join('?' * len(EVALUATED_STATUSES))}) "
-        "GROUP BY c.id ORDER BY MIN(e.id) DESC LIMIT 1",
-        (parent_id, *EVALUATED_STATUSES)).fetchone()
-    if row is None or row[1] != "incorrect":
+    child = store.candidates.latest_evaluated_child(parent_id)
+    if child is None or child.status is not CandidateStatus.INCORRECT:
         return (), {}
-    result = store.evaluation(int(row[0]))
+    result = store.evaluations.latest(child.id)
     if result is None:
         return (), {}
     verdicts = result.extra.get("verdicts") or {}
@@ -189,4 +190,4 @@ def failed_attempt_note(store: Store, parent_id: int) -> tuple[tuple[str, ...], 
         message = message.split("\n", 1)[1]  # drop the compiler command line
     message = truncate_middle(message, FAILED_ATTEMPT_CHARS) or "(no message)"
     note = f"Your previous attempt from this program failed: {verdict}:\n{message}"
-    return (note,), {"failed_attempt": int(row[0])}
+    return (note,), {"failed_attempt": child.id}

@@ -7,7 +7,7 @@ LLM edits reach. With ``trace_feedback.tune_operator`` on, the search does that 
 asking the LLM for code:
 
 1. the parent is the best correct program that has not been tuned before;
-2. its knobs are found without an LLM (:func:`cambrian.trace.knobs.find_knobs`; EVOLVE-BLOCK
+2. its knobs are found without an LLM (:func:`cambrian.task.knobs.find_knobs`; EVOLVE-BLOCK
    literals only) and exposed as a ``PARAMS`` block (Python) or ``#define`` block (C, C++);
 3. :func:`cambrian.trace.tuning.tune_program` runs ``tune_budget`` trials plus one at the
    defaults through the task's own evaluator, one at a time, each in a scratch folder: first
@@ -17,8 +17,8 @@ asking the LLM for code:
 4. when the best trial beats the parent, the tuned program (the parent's layout with the best
    values written into its literals) becomes the child: operator ``tune``, edge ``tune``,
    ``notes.tuning`` holding knobs, values, trial scores and the trial count. It then goes
-   through the evaluation queue like every other child (the engine's LLM-free child path,
-   ``LoopHooks.direct_child``).
+   through the evaluation queue like every other child (the LLM-free child path of
+   ``commit.py``).
 
 Each step is recorded as a ``tune`` event in the same transaction as its child (or alone when
 nothing improved), and the operator's state (steps taken, programs tuned) is read back from
@@ -29,28 +29,28 @@ interrupted by a kill left nothing behind and simply runs again, with the same s
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from cambrian.config import TraceFeedbackConfig
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.core.evaluation import EvaluationResult, score_of
+from cambrian.core.events import TuneStepped
+from cambrian.core.hooks import DirectChild, LoopHook, SlotContext, SlotTaken
 from cambrian.search.algorithm import ProgramRecord
-from cambrian.search.hooks import DirectChild
-from cambrian.store.store import Store
+from cambrian.store.recorder import Recorder
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
-from cambrian.trace.run_evaluation import score_of
 from cambrian.trace.tuning import TuningResult, tune_program
 
 # Languages whose knobs tune_program can expose (a PARAMS dict; a #define block).
 TUNABLE_LANGUAGES = frozenset({"python", "c", "cpp"})
-EVENT = "tune"
+MIN_TUNE_TRIALS = 3  # fewer evaluations left than this: no tune step (too few to search)
 
 log = logging.getLogger(__name__)
 
 Evaluate = Callable[[str, Path], Awaitable[EvaluationResult]]
+RecordChild = Callable[[int, DirectChild], int | None]
 
 
 class _Stopped(Exception):
@@ -63,17 +63,21 @@ class TuneStep:
     record: dict[str, Any]  # the ``tune`` event's payload (the engine adds the child's id)
 
 
-class TuneOperator:
-    def __init__(self, settings: TraceFeedbackConfig, store: Store, evaluate: Evaluate, *,
+class TuneOperator(LoopHook):
+    """A loop hook that takes a proposal slot when a tune step is due."""
+
+    name = "tune"
+
+    def __init__(self, settings: TraceFeedbackConfig, recorder: Recorder, evaluate: Evaluate, *,
                  language: str, maximize: bool, seed: int, work_root: Path,
                  stop: Callable[[], str | None] = lambda: None,
-                 record_child: Callable[[int, DirectChild], int | None] | None = None,
-                 on_event: Callable[[str, dict[str, Any]], None] = lambda kind, data: None,
-                 ) -> None:
-        """``record_child(generation, child)`` stores a child as pending and returns its id
-        (the engine's LLM-free child path); ``stop()`` names a budget cap that ends a step."""
+                 record_child: RecordChild | None = None) -> None:
+        """``evaluate(source, work_dir)`` runs one trial in a scratch folder it removes;
+        ``record_child(generation, child)`` stores a child as pending and returns its id (the
+        LLM-free child path); ``stop()`` names a budget cap that ends a step."""
         self.settings = settings
-        self.store = store
+        self.recorder = recorder
+        self.store = recorder.store
         self.evaluate = evaluate
         self.language = language
         self.maximize = maximize
@@ -81,14 +85,25 @@ class TuneOperator:
         self.work_root = work_root
         self.stop = stop
         self.record_child = record_child
-        self.on_event = on_event
         self.running = False
         self.steps = 0
         self.tuned: set[int] = set()
         self.committed_trials = 0  # evaluations spent by finished steps
         self.running_trials = 0  # ...and by the step under way
-        for event in store.events(EVENT):
-            self._remember(event["payload"])
+        for event in self.store.events.of_type(TuneStepped):
+            self._remember(event.payload())
+
+    def evaluations_spent(self) -> int:
+        return self.trials
+
+    async def take_slot(self, slot: SlotContext) -> SlotTaken | None:
+        """A tune step when one is due and enough of the budget is left; None (an ordinary
+        proposal follows) when it is not, or when no trial beat the parent."""
+        if slot.allowance < MIN_TUNE_TRIALS or not self.step_due(slot.children_evaluated):
+            return None
+        child_id = await self.run(slot.generation, slot.programs, slot.children_evaluated,
+                                  slot.allowance)
+        return SlotTaken(child_id) if child_id is not None else None
 
     @property
     def trials(self) -> int:
@@ -101,7 +116,8 @@ class TuneOperator:
         self.tuned.add(int(record["parent_id"]))
         self.committed_trials += int(record.get("trials", 0))
 
-    def due(self, evaluated: int) -> bool:
+    def step_due(self, evaluated: int) -> bool:
+        """Whether a tune step is due after ``evaluated`` evaluated children."""
         return (not self.running and self.language in TUNABLE_LANGUAGES
                 and evaluated >= self.settings.tune_every * (self.steps + 1))
 
@@ -116,24 +132,25 @@ class TuneOperator:
         """One tune step as generation ``generation``, of at most ``allowance`` trials: the
         tuned child's id, recorded in one transaction with the step's ``tune`` event; None when
         nothing was tuned or improved."""
-        step = await self.step(programs, evaluated, allowance)
+        step = await self.tune(programs, evaluated, allowance)
         if step is None:
             return None
-        with self.store.transaction():
+        with self.recorder.transaction():
             child_id = (self.record_child(generation, step.child)
                         if step.child is not None and self.record_child is not None else None)
-            self.store.add_event(EVENT, {**step.record, "child_id": child_id})
-        self.on_event(EVENT, {**step.record, "child_id": child_id})
+            names = {f.name for f in fields(TuneStepped)}
+            self.recorder.emit(TuneStepped(**{k: v for k, v in step.record.items() if k in names},
+                                           child_id=child_id))
         return child_id
 
-    async def step(self, programs: Mapping[int, ProgramRecord], evaluated: int,
+    async def tune(self, programs: Mapping[int, ProgramRecord], evaluated: int,
                    allowance: int | None = None) -> TuneStep | None:
         """Tune the chosen parent; None when there is nothing to tune or a budget cap stopped
         the step (nothing is recorded then, so the step stays due)."""
         parent = self.choose(programs)
         if parent is None:
             return None
-        row = self.store.candidate(parent.id)
+        row = self.store.candidates.get(parent.id)
         if row.source is None or row.score is None:
             return None
         self.running = True
@@ -146,11 +163,7 @@ class TuneOperator:
             trials += 1
             self.running_trials = trials
             work_dir = self.work_root / f"tune-{parent.id}-{trials}"
-            shutil.rmtree(work_dir, ignore_errors=True)  # left by a step a kill interrupted
-            try:
-                return score_of(await self.evaluate(source, work_dir))
-            finally:
-                shutil.rmtree(work_dir, ignore_errors=True)
+            return score_of(await self.evaluate(source, work_dir))
 
         try:
             budget = self.settings.tune_budget
@@ -212,6 +225,7 @@ class TuneOperator:
         )
 
 
-def build_tune_operator(settings: TraceFeedbackConfig, store: Store, evaluate: Evaluate,
+def build_tune_operator(settings: TraceFeedbackConfig, recorder: Recorder, evaluate: Evaluate,
                         **options: Any) -> TuneOperator | None:
-    return TuneOperator(settings, store, evaluate, **options) if settings.tune_operator else None
+    return (TuneOperator(settings, recorder, evaluate, **options) if settings.tune_operator
+            else None)

@@ -1,9 +1,9 @@
-"""SQLite schema of a run store: the six EvoTrace object types (seed 001, Appendix A.1) plus the
-search state needed to resume, and an event log."""
+"""SQLite schema of a run store at its latest version: the six EvoTrace object types (seed 001,
+Appendix A.1), the search state needed to resume, an event log, and the tables of the run's
+own side data (guidance, co-evolved system prompts, trace edit labels). A store written by an
+older version is brought here by ``migrations.py``; every table of a run lives in this file."""
 
 from __future__ import annotations
-
-SCHEMA_VERSION = 1
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -65,7 +65,9 @@ CREATE TABLE IF NOT EXISTS evaluations (
     stderr         TEXT NOT NULL,
     duration_s     REAL NOT NULL,
     extra_json     TEXT NOT NULL,
-    created_at     REAL NOT NULL
+    created_at     REAL NOT NULL,
+    -- where it ran: "local", or the executor's worker/node name
+    worker         TEXT NOT NULL DEFAULT 'local'
 );
 CREATE INDEX IF NOT EXISTS idx_evaluations_candidate ON evaluations(candidate_id);
 
@@ -95,6 +97,8 @@ CREATE TABLE IF NOT EXISTS contexts (
     cost_usd          REAL NOT NULL DEFAULT 0,
     latency_s         REAL NOT NULL DEFAULT 0,
     error             TEXT NOT NULL DEFAULT '',
+    -- characters of the reply beyond the stored cap (llm.max_reply_chars), 0 when whole
+    response_dropped_chars INTEGER NOT NULL DEFAULT 0,
     parent_context_id INTEGER REFERENCES contexts(id),
     created_at        REAL NOT NULL
 );
@@ -138,11 +142,71 @@ CREATE TABLE IF NOT EXISTS search_state (
     value  TEXT NOT NULL
 );
 
--- Events: migrations, resumes, stops, guidance changes.
+-- Events (cambrian/core/events.py: one dataclass per kind): sessions, proposals,
+-- evaluations, migrations, tune steps, guidance and control changes.
 CREATE TABLE IF NOT EXISTS events (
     id          INTEGER PRIMARY KEY,
     kind        TEXT NOT NULL,
     payload_json TEXT NOT NULL,
     created_at  REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS idx_events_kind ON events(kind);
 """
+
+
+# Tables added by schema 2 (created by migration 2 in older stores).
+SIDE_TABLES_DDL = """
+-- Human guidance (cambrian/meta/guidance.py): every change, with the text then active.
+CREATE TABLE IF NOT EXISTS guidance (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    action TEXT NOT NULL,
+    source TEXT NOT NULL,
+    text TEXT NOT NULL,
+    active_text TEXT NOT NULL,
+    restores_id INTEGER,
+    target TEXT NOT NULL DEFAULT ''
+);
+
+-- Co-evolved system prompts (cambrian/meta/prompt_archive.py, seed 002 section 10.8).
+CREATE TABLE IF NOT EXISTS system_prompts (
+    id INTEGER PRIMARY KEY,
+    parent_id INTEGER,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    evaluated INTEGER NOT NULL DEFAULT 0,
+    context_id INTEGER,
+    retired INTEGER NOT NULL DEFAULT 0
+);
+
+-- Edit labels of the trace taxonomy judge, keyed by (judge model, rubric, diff hash).
+CREATE TABLE IF NOT EXISTS trace_edit_labels (
+    judge        TEXT NOT NULL,
+    rubric       TEXT NOT NULL,
+    diff_sha256  TEXT NOT NULL,
+    labels_json  TEXT NOT NULL,
+    rationale    TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    PRIMARY KEY (judge, rubric, diff_sha256)
+);
+
+-- Requests to a running search from outside its process (the web UI, `cambrian stop`): taken
+-- in order by the run, each marked with the time it was applied.
+CREATE TABLE IF NOT EXISTS control_requests (
+    id INTEGER PRIMARY KEY,
+    action TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    source TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    applied_at REAL
+);
+"""
+
+DDL = DDL + SIDE_TABLES_DDL
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a DDL script: ``--`` comments removed, split at ';' (no string literal
+    in the schema holds either)."""
+    code = "\n".join(line.split("--", 1)[0] for line in script.splitlines())
+    return [s.strip() for s in code.split(";") if s.strip()]

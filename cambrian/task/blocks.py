@@ -123,8 +123,7 @@ def _strip_comment(text: str) -> str:
     for opener, closer in _WRAPPING_COMMENTS:
         if text.startswith(opener):
             text = text[len(opener) :].rstrip()
-            if text.endswith(closer):
-                text = text[: -len(closer)]
+            text = text.removesuffix(closer)
             return text.strip()
     for opener in _LINE_COMMENTS:
         if text.startswith(opener):

@@ -16,8 +16,8 @@ from typing import Any
 
 from cambrian.config import ConfigError, RunConfig, read_config_file
 from cambrian.evaluate.contracts import detect_contract
+from cambrian.lang.languages import Language, language_by_name, language_for_path
 from cambrian.task.blocks import BlockError, parse_regions
-from cambrian.task.languages import Language, language_by_name, language_for_path
 
 INITIAL_STEMS = ("initial", "initial_program", "main", "solution")
 EVALUATOR_NAMES = ("evaluate.py", "evaluator.py")
@@ -179,7 +179,7 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
 
 def _judged_task(root: Path, config: RunConfig) -> Path:
     """Check the judge section against the folder; its scorer stands in for the evaluator."""
-    from cambrian.evaluate.judge.task_spec import JudgeConfigError, resolve_judge_task
+    from cambrian.config.judge import JudgeConfigError, resolve_judge_task
 
     assert config.judge is not None
     try:
@@ -205,4 +205,4 @@ def _evaluator_and_contract(root: Path, config: RunConfig) -> tuple[Path, str]:
     return evaluator, contract
 
 
-__all__ = ["Task", "TaskError", "ConfigError", "load_task", "task_config_layer"]
+__all__ = ["ConfigError", "Task", "TaskError", "load_task", "task_config_layer"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -115,7 +114,7 @@ def stats_command(
 
 def report_command(
     run_dir: Path = typer.Argument(..., help="A run directory (or any readable trace)"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Path | None = typer.Option(None, "--out", "-o",
                                        help="HTML file to write (default: RUN_DIR/report.html)"),
 ) -> None:
     """Write a self-contained HTML report of a run."""

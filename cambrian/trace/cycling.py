@@ -1,6 +1,6 @@
 """Cycling: how often an edit adds back lines that were deleted before (seed 001 §5.2, B.6, B.8).
 
-For every parent→child edit the added lines (see :mod:`cambrian.trace.lines`) are compared with
+For every parent→child edit the added lines (see :mod:`cambrian.lang.lines`) are compared with
 lines deleted earlier, in two scopes:
 
 - **lineage** — deleted by an edit on the child's own ancestry (the edits that produced its
@@ -23,8 +23,7 @@ from dataclasses import asdict, astuple, dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
-from cambrian.trace.ancestry import Ancestry
-from cambrian.trace.lines import (
+from cambrian.lang.lines import (
     is_comment_only,
     language_named,
     line_diff,
@@ -32,6 +31,7 @@ from cambrian.trace.lines import (
     normalise,
     skeleton,
 )
+from cambrian.trace.ancestry import Ancestry
 from cambrian.trace.model import CandidateRecord, Trace
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from cambrian.lang.lines import is_comment_only, language_named, normalised_lines
 from cambrian.store.store import Store
 from cambrian.trace import cycling
 from cambrian.trace.deletion_index import Ancestor, ancestry, lineage_edits, run_facts, sources
-from cambrian.trace.lines import is_comment_only, language_named, normalised_lines
 
 DEFAULT_MAX_LINES = 20
 MAX_LINE_CHARS = 100

@@ -12,30 +12,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import pairwise
 
+from cambrian.lang.lines import line_diff
+from cambrian.store.rows import Ancestor
 from cambrian.store.store import Store
-from cambrian.trace.lines import line_diff
+
+__all__ = ["Ancestor", "LineageEdit", "ancestry", "lineage_edits", "run_facts", "sources"]
 
 MAX_CACHED_EDITS = 200_000
-_QUERY_CHUNK = 500  # below SQLite's bound-parameter limit
-
-_CHAIN = """
-WITH RECURSIVE chain(id, depth) AS (
-    SELECT id, 0 FROM candidates WHERE id = :start
-    UNION ALL
-    SELECT c.parent_id, chain.depth + 1 FROM candidates c JOIN chain ON c.id = chain.id
-    WHERE c.parent_id IS NOT NULL AND chain.depth < :bound
-)
-SELECT c.id, c.parent_id, c.score, c.status
-FROM chain JOIN candidates c ON c.id = chain.id ORDER BY chain.depth
-"""
-
-
-@dataclass(frozen=True)
-class Ancestor:
-    id: int
-    parent_id: int | None
-    score: float | None
-    correct: bool
 
 
 @dataclass(frozen=True)
@@ -50,35 +33,21 @@ _deleted_by_edit: OrderedDict[tuple[str, int], tuple[str, ...]] = OrderedDict()
 
 def run_facts(store: Store) -> tuple[str, str, bool]:
     """(cache key of this run, its language, whether it maximises)."""
-    row = store.execute("SELECT id, language, direction FROM runs LIMIT 1").fetchone()
-    if row is None:
+    identity = store.runs.identity()
+    if identity is None:
         return str(store.path), "", True
-    return f"{store.path}|{row[0]}", str(row[1] or ""), row[2] != "minimize"
+    run_id, language, direction = identity
+    return f"{store.path}|{run_id}", language, direction != "minimize"
 
 
 def ancestry(store: Store, candidate_id: int | str) -> list[Ancestor]:
     """The candidate, its parent, ... up to the root (a malformed cycle is cut where it
     closes; an unknown id gives an empty list)."""
-    bound = store.execute("SELECT COUNT(*) FROM candidates").fetchone()[0]
-    chain: list[Ancestor] = []
-    seen: set[int] = set()
-    for row in store.execute(_CHAIN, {"start": int(candidate_id), "bound": bound}):
-        if row[0] in seen:
-            break
-        seen.add(row[0])
-        chain.append(Ancestor(row[0], row[1], row[2], row[3] == "correct"))
-    return chain
+    return store.lineage.ancestry(int(candidate_id))
 
 
 def sources(store: Store, ids: set[int]) -> dict[int, str | None]:
-    found: dict[int, str | None] = {}
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), _QUERY_CHUNK):
-        chunk = ordered[start:start + _QUERY_CHUNK]
-        rows = store.execute(f"SELECT id, source FROM candidates WHERE id IN "
-                             f"({','.join('?' * len(chunk))})", tuple(chunk))
-        found.update({int(i): s for i, s in rows})
-    return found
+    return store.candidates.sources(ids)
 
 
 def lineage_edits(store: Store, chain: list[Ancestor]) -> list[LineageEdit]:

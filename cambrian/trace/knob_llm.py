@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cambrian.lang.languages import as_language
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
-from cambrian.task.languages import as_language
-from cambrian.trace.knobs import (
+from cambrian.task.knobs import (
     MAX_KNOBS,
     Knob,
     enforce_rules,

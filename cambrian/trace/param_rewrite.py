@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cambrian.task.languages import as_language
-from cambrian.trace.knobs import Knob, LiteralSite, literal_sites, locate
+from cambrian.lang.languages import as_language
+from cambrian.task.knobs import Knob, LiteralSite, literal_sites, locate
 
 _SUFFIX = re.compile(r"[fFlLuU]+$")
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b.*$", re.MULTILINE)

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.config import build_config
+from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
 from cambrian.mutate.patches import PATCH_FORMATS, PatchError, apply_reply
 from cambrian.mutate.reply_text import stopped_reply_text
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
-from cambrian.mutate.syntax import check_syntax
 from cambrian.task.blocks import BlockError
 from cambrian.trace.extras import extras_dir, write_json
 from cambrian.trace.llm_choice import provider_for
@@ -194,7 +194,7 @@ def provider_of_run(run_dir: Path, model_label: str) -> LLMProvider:
 
     store = Store.open(run_dir)
     try:
-        config = build_config([store.run_info()["config"]])
+        config = build_config([store.runs.info().config])
     finally:
         store.close()
     for model in config.llm.models:

@@ -2,7 +2,7 @@
 again (tuning ceiling, replay stability): same task folder, same configuration, same limits.
 
 A candidate counts as successful exactly when the search would have called it correct: the
-evaluator accepted it and returned a combined score.
+evaluator accepted it and returned a combined score (:func:`cambrian.core.evaluation.score_of`).
 """
 
 from __future__ import annotations
@@ -12,28 +12,26 @@ from pathlib import Path
 from typing import Any, Self
 
 from cambrian.config import RunConfig, build_config
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.core.evaluation import EvaluationResult, score_of
+from cambrian.evaluate.factory import build_evaluator
 from cambrian.store.store import Store
 from cambrian.task.folder import Task, load_task
 
-
-def score_of(result: EvaluationResult) -> float | None:
-    return result.combined_score if result.correct and result.combined_score is not None else None
+__all__ = ["RunEvaluator", "score_of"]
 
 
 class RunEvaluator:
     """Open with ``RunEvaluator(run_dir)`` (or as a context manager); ``close()`` when done."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        from cambrian.api import _evaluator  # the one place that knows how runs evaluate
-
         self.run_dir = Path(run_dir)
         self.store = Store.open(self.run_dir)
         try:
-            info = self.store.run_info()
-            self.config: RunConfig = build_config([info["config"]])
-            self.task: Task = load_task(Path(info["task_dir"]), self.config)
-            self._evaluator: Any = _evaluator(self.task, self.config, self.run_dir, self.store)
+            info = self.store.runs.info()
+            self.config: RunConfig = build_config([info.config])
+            self.task: Task = load_task(Path(info.task_dir), self.config)
+            self._evaluator: Any = build_evaluator(self.task, self.config, self.run_dir,
+                                                   self.store)
         except BaseException:
             self.store.close()
             raise

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from cambrian.trace.lines import language_named, lines_of_code, numeric_literal_count
+from cambrian.lang.lines import language_named, lines_of_code, numeric_literal_count
 from cambrian.trace.model import Trace
 
 

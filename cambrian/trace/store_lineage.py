@@ -17,11 +17,9 @@ class StoreLineage:
     def _row(self, candidate_id: str | int) -> tuple[str | None, str | None]:
         key = str(candidate_id)
         if key not in self._rows:
-            row = self._store.execute(
-                "SELECT parent_id, source FROM candidates WHERE id=?", (int(key),)
-            ).fetchone()
-            parent = str(row[0]) if row and row[0] is not None else None
-            self._rows[key] = (parent, row[1] if row else None)
+            row = self._store.candidates.find(int(key))
+            parent = str(row.parent_id) if row and row.parent_id is not None else None
+            self._rows[key] = (parent, row.source if row else None)
         return self._rows[key]
 
     def parent_of(self, candidate_id: str | int) -> str | None:

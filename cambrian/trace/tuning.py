@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.llm.base import LLMProvider
+from cambrian.task.knobs import Knob, find_knobs
 from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings
 from cambrian.trace.extras import TUNING_FILE, extras_dir, write_json
 from cambrian.trace.knob_llm import propose_knobs
-from cambrian.trace.knobs import Knob, find_knobs
 from cambrian.trace.model import load_trace
 from cambrian.trace.param_rewrite import parameterise, substitute
 from cambrian.trace.run_evaluation import RunEvaluator

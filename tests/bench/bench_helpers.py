@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cambrian.bench.spec import BenchSpec, algorithm_variants
 from support.scripted_llm import ScriptedLLM
+
+from cambrian.bench.spec import BenchSpec, algorithm_variants
 
 ALGORITHMS = ["shinka", "hill-climb"]
 

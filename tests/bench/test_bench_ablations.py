@@ -9,12 +9,12 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_helpers import scripted_sets
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.api import resolve_config
 from cambrian.llm.model_files import LOCAL_MODELS
 from cambrian.store.store import Store
-from bench_helpers import scripted_sets
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 REPO = Path(__file__).resolve().parents[2]
 CIRCLE_PACKING = REPO / "examples" / "circle_packing"
@@ -101,7 +101,7 @@ def test_tiny_ablation_run_with_the_scripted_llm(capsys: pytest.CaptureFixture[s
     for name in chosen:
         store = Store.open(tmp_path / "out" / "runs" / name / "counter" / "seed0")
         try:
-            configs[name] = store.run_info()["config"]
+            configs[name] = store.runs.info().config
         finally:
             store.close()
     for config in configs.values():

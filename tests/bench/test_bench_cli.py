@@ -12,11 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+from bench_helpers import scripted_sets
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 from typer.testing import CliRunner
 
 from cambrian.cli import app
-from bench_helpers import scripted_sets
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 CLI = [sys.executable, "-m", "cambrian.cli"]
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from bench_helpers import ALGORITHMS, grid
 from PIL import Image
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.bench.runner import BenchResults, run_bench
 from cambrian.bench.spec import BenchSpec
 from cambrian.store.store import Store
-from bench_helpers import ALGORITHMS, grid
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 BUDGET = 4
 SEEDS = 2
@@ -45,10 +45,10 @@ def test_every_cell_is_a_normal_run_with_the_same_budget(bench: Bench):
         assert Path(record.run_dir) == run_dir
         store = Store.open(run_dir)
         try:
-            info = store.run_info()
-            assert info["config"]["search"]["algorithm"] == record.variant
-            assert info["config"]["evolution"]["generations"] == BUDGET
-            assert info["seed"] == record.seed
+            info = store.runs.info()
+            assert info.config["search"]["algorithm"] == record.variant
+            assert info.config["evolution"]["generations"] == BUDGET
+            assert info.seed == record.seed
         finally:
             store.close()
         assert record.outcome == "ran"

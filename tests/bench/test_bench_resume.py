@@ -7,17 +7,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from bench_helpers import grid
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
 from cambrian.bench.runner import BenchObserver, run_bench
 from cambrian.bench.spec import BenchCell, BenchError, Variant
 from cambrian.config import ConfigError
 from cambrian.store.store import Store
-from bench_helpers import grid
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
-class SimulatedCrash(RuntimeError):
-    pass
+class SimulatedCrash(BaseException):
+    """Stops the process the way Ctrl-C does (an ordinary exception in a display subscriber is
+    logged and dropped: a broken display must not stop the run)."""
 
 
 def crash_after(evaluations: int) -> BenchObserver:
@@ -31,7 +33,7 @@ def crash_after(evaluations: int) -> BenchObserver:
 def session_events(run_dir: Path) -> list[str]:
     store = Store.open(run_dir)
     try:
-        return [e["kind"] for e in store.events() if e["kind"].startswith("session_")]
+        return [e["kind"] for e in stored_events(store, ) if e["kind"].startswith("session_")]
     finally:
         store.close()
 
@@ -62,8 +64,8 @@ def test_an_interrupted_run_is_resumed_and_the_rest_of_the_grid_runs(tmp_path: P
         # Make it look killed (SIGKILL leaves no session_end at all).
         store = Store.open(first)
         try:
-            store.execute("DELETE FROM events WHERE kind='session_end'")
-            evaluated_before = {r.id: r.score for r in store.candidates("correct", "incorrect")}
+            sql(store, "DELETE FROM events WHERE kind='session_end'")
+            evaluated_before = {r.id: r.score for r in store.candidates.list("correct", "incorrect")}
         finally:
             store.close()
         assert not (spec.out_dir / "runs" / "hill-climb").exists()  # never reached
@@ -74,7 +76,7 @@ def test_an_interrupted_run_is_resumed_and_the_rest_of_the_grid_runs(tmp_path: P
     assert all(r.evaluations == 4 for r in results.records)
     store = Store.open(first)
     try:
-        after = {r.id: r.score for r in store.candidates("correct", "incorrect")}
+        after = {r.id: r.score for r in store.candidates.list("correct", "incorrect")}
     finally:
         store.close()
     assert after.items() >= evaluated_before.items()  # nothing evaluated before was lost

@@ -8,6 +8,8 @@ import asyncio
 import importlib.util
 from pathlib import Path
 
+from support.store_queries import sql, stored_events
+
 from cambrian.api import resume, start
 from cambrian.store.store import Store
 
@@ -33,22 +35,22 @@ def test_prefill_puts_every_row_on_its_own_candidate(tmp_path: Path):
     evolution.store.close()
 
     store = Store.open(tmp_path / "run")
-    assert store.count("correct", "incorrect") == 60
-    per_candidate = dict(store.execute(
+    assert store.candidates.count("correct", "incorrect") == 60
+    per_candidate = dict(sql(store, 
         "SELECT candidate_id, COUNT(*) FROM evaluations GROUP BY candidate_id").fetchall())
-    evaluated = {r.id: r for r in store.candidates("correct", "incorrect")}
+    evaluated = {r.id: r for r in store.candidates.list("correct", "incorrect")}
     assert set(per_candidate) == set(evaluated) and set(per_candidate.values()) == {1}
     for candidate_id, row in evaluated.items():
-        assert store.evaluation(candidate_id).combined_score == row.score  # type: ignore[union-attr]
-    edges = store.execute("SELECT parent_id, child_id FROM edges").fetchall()
+        assert store.evaluations.latest(candidate_id).combined_score == row.score  # type: ignore[union-attr]
+    edges = sql(store, "SELECT parent_id, child_id FROM edges").fetchall()
     assert {child for _, child in edges} == set(evaluated) - {1}
     assert all(parent == evaluated[child].parent_id for parent, child in edges)
     store.close()
 
     resumed = resume(tmp_path / "run", providers={"instant": overhead.InstantLLM()})
-    resumed._restore()  # replays the prefilled history without a snapshot mismatch
+    resumed.restore()  # replays the prefilled history without a snapshot mismatch
     assert len(resumed.selector.programs) == 60
-    assert resumed.store.events("archive_snapshot_mismatch") == []
+    assert stored_events(resumed.store, "archive_snapshot_mismatch") == []
     resumed.store.close()
 
 

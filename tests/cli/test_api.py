@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 import cambrian
 from cambrian.api import NoCorrectProgram, RunExists
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def test_evolve_runs_a_task_end_to_end(tmp_path: Path):
@@ -22,7 +22,7 @@ def test_evolve_runs_a_task_end_to_end(tmp_path: Path):
             config={"evolution": {"generations": 4}, "meta": {"enabled": False}},
             overrides=["llm.models=[" + json.dumps(llm.model_config()) + "]",
                        "novelty.enabled=false"],
-            on_event=lambda kind, data: events.append(kind))
+            subscribers=[lambda event: events.append(event.kind)])
         with pytest.raises(RunExists):
             cambrian.evolve(task, run_dir=tmp_path / "run")
     assert summary.stop_reason == "generation budget reached"

@@ -10,16 +10,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.api import start
-from cambrian.guidance import GuidanceBoard
+from cambrian.meta.guidance import GuidanceBoard
+from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def test_append_replace_revert_and_clear(tmp_path: Path):
     store = Store.open(tmp_path / "run", create=True)
-    board = GuidanceBoard(store, tmp_path / "run")
+    board = GuidanceBoard(Recorder(store), tmp_path / "run")
     assert board.current().id == 0 and board.current().text == ""
     with pytest.raises(ValueError, match="nothing|no guidance"):
         board.change("revert")
@@ -43,7 +44,7 @@ def test_append_replace_revert_and_clear(tmp_path: Path):
 
 def test_file_edits_are_taken_in_once(tmp_path: Path):
     store = Store.open(tmp_path / "run", create=True)
-    board = GuidanceBoard(store, tmp_path / "run")
+    board = GuidanceBoard(Recorder(store), tmp_path / "run")
     (tmp_path / "run" / "guidance.md").write_text("use fewer loops\n")
     version = board.sync_file()
     assert version.text == "use fewer loops" and version.source == "file"
@@ -78,8 +79,8 @@ def test_guidance_reaches_the_next_proposals_of_a_running_search(tmp_path: Path)
     assert "Guidance from the person running this search: raise VALUE boldly" in prompts[2]
     assert "raise VALUE boldly\nbut stay below the limit" in prompts[-1]
     store = Store.open(run_dir)
-    seen = [r.notes.get("guidance_id") for r in store.candidates() if r.id != 1]
+    seen = [r.notes.get("guidance_id") for r in store.candidates.list() if r.id != 1]
     assert seen[:2] == [None, None] and seen[2] == 1 and seen[-1] == 2
-    history = GuidanceBoard(store).history()
+    history = GuidanceBoard(Recorder(store)).history()
     assert [(v.action, v.source) for v in history] == [("replace", "file"), ("append", "cli")]
     store.close()

@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
 from cambrian.api import start
 from cambrian.status import run_status, share_rows
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def test_share_rows_spreads_snapshots_and_keeps_the_latest():

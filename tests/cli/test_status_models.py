@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import cambrian
 from support.scripted_llm import (
     ScriptedLLM,
     counter_reply,
@@ -17,6 +16,8 @@ from support.scripted_llm import (
     incrementing,
     write_counter_task,
 )
+
+import cambrian
 
 PRICED = {"price_input_per_mtok": 1000.0, "price_output_per_mtok": 5000.0}  # $0.2 per call
 

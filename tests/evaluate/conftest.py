@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 import time
 from collections.abc import Callable, Iterable
@@ -33,6 +34,33 @@ class ProcessProbe:
     def read_pids(path: Path) -> list[int]:
         return [int(token) for token in path.read_text().split()]
 
+    def pids_with_marker(self, marker: str) -> list[int]:
+        """Running processes whose command line holds `marker`, seen from this PID namespace.
+
+        Sandboxed processes live in their own PID namespace, where the pids they see are not
+        ours; a marker in their command line finds them from outside.
+        """
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == os.getpid():
+                continue
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline and self.is_running(int(name)):
+                found.append(int(name))
+        return found
+
+    def marked_running_after(self, marker: str, within_s: float = 10.0) -> list[int]:
+        """Pids with `marker` still running once `within_s` has passed (early when none)."""
+        deadline = time.monotonic() + within_s
+        alive = self.pids_with_marker(marker)
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+            alive = self.pids_with_marker(marker)
+        return alive
+
 
 @pytest.fixture
 def probe() -> ProcessProbe:
@@ -61,3 +89,27 @@ def write_file(task_dir: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def containment() -> dict[str, bool | str]:
+    """What the sandbox can contain on this machine (one probe command per test session)."""
+    from cambrian.evaluate.containment import containment_report
+
+    return containment_report()
+
+
+@pytest.fixture
+def require_containment(
+    containment: dict[str, bool | str],
+) -> Callable[..., None]:
+    """require_containment("pid_namespace", ...) skips the test, giving the report as the
+    reason, unless every named mechanism is active on this machine."""
+
+    def require(*mechanisms: str) -> None:
+        missing = [name for name in mechanisms if containment.get(name) is not True]
+        if missing:
+            pytest.skip(f"containment mechanism(s) {', '.join(missing)} inactive on this "
+                        f"machine (containment report: {containment})")
+
+    return require

@@ -66,7 +66,8 @@ metrics = {
     assert result.private == {"hidden_test": 0.5}
     assert result.text_feedback == "looks fine"
     assert result.extra["extra_data"]["extra_args"] == ["--num_experiment_runs", "3"]
-    assert result.extra["extra_data"]["cwd"] == str(evaluator.evaluator_path.parent)
+    # The evaluation runs in its own scratch folder, not in the task folder.
+    assert result.extra["extra_data"]["cwd"] == str(work_dir.resolve())
     assert result.extra["other_metrics"] == {"execution_time_mean": 0.01}
 
 

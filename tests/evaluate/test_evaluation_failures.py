@@ -50,11 +50,11 @@ def evaluator_with_body(
 async def test_hang_with_grandchild_times_out_and_leaves_no_process(
     contract: str, write_file: Callable[[str, str], Path], work_dir: Path, tmp_path: Path, probe
 ) -> None:
-    pid_file = tmp_path / "pids.txt"
+    marker = f"cambrian-hang-{tmp_path.name}"
+    # The evaluation may write only in its scratch folder, its working directory.
     body = f"""
-grandchild = subprocess.Popen(["sleep", "1000"])
-with open({str(pid_file)!r}, "w") as handle:
-    handle.write(f"{{os.getpid()}} {{grandchild.pid}}")
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", {marker!r}])
+open("ready", "w").close()
 while True:
     time.sleep(1)
 """
@@ -64,9 +64,8 @@ while True:
     assert result.combined_score is None
     assert "wall-clock limit of 4 s" in result.error
     assert result.duration_s < 30
-    pids = probe.read_pids(pid_file)
-    assert len(pids) == 2
-    assert probe.still_running_after(pids) == []
+    assert (work_dir / "ready").exists()
+    assert probe.marked_running_after(marker) == []
 
 
 @pytest.mark.parametrize("contract", ["command", "module"])

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import cambrian.evaluate.module_runner as module_runner
+from cambrian.evaluate import module_runner
 
 REPO_ROOT = Path(module_runner.__file__).resolve().parents[2]
 

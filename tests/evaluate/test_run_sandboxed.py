@@ -36,12 +36,13 @@ async def run_python(
     )
 
 
-def spawn_grandchild_then(pid_file: Path, then: str) -> str:
+def spawn_grandchild_then(marker: str, then: str) -> str:
+    """The script (its path holds `marker`) starts a sleeping grandchild marked the same way."""
     return f"""
         import os, subprocess, sys, time
-        grandchild = subprocess.Popen(["sleep", "1000"])
-        with open({str(pid_file)!r}, "w") as handle:
-            handle.write(f"{{os.getpid()}} {{grandchild.pid}}")
+        grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)",
+                                       {marker!r}])
+        open("ready", "w").close()
         {then}
     """
 
@@ -81,60 +82,61 @@ async def test_inherited_credentials_are_withheld_unless_passed_explicitly(
 ) -> None:
     monkeypatch.setenv("CAMBRIAN_TEST_API_KEY", "sk-secret")
     monkeypatch.setenv("CAMBRIAN_TEST_TOKEN", "tok")
-    monkeypatch.setenv("CAMBRIAN_TEST_TOKENIZERS_MODE", "kept")
+    monkeypatch.setenv("CAMBRIAN_TEST_TOKENIZERS_MODE", "not on the allow-list either")
+    monkeypatch.setenv("LC_ALL", "C")
     code = """
         import os
         for suffix in ("API_KEY", "TOKEN", "TOKENIZERS_MODE"):
             print(os.environ.get("CAMBRIAN_TEST_" + suffix, "-"))
+        print(os.environ.get("LC_ALL", "-"))
     """
     withheld = await run_python(code, tmp_path)
     passed = await run_python(code, tmp_path, env={"CAMBRIAN_TEST_API_KEY": "sk-secret"})
-    assert withheld.stdout.split() == ["-", "-", "kept"]
-    assert passed.stdout.split() == ["sk-secret", "-", "kept"]
+    # The environment is an allow-list: nothing else is inherited, whatever its name.
+    assert withheld.stdout.split() == ["-", "-", "-", "C"]
+    assert passed.stdout.split() == ["sk-secret", "-", "-", "C"]
 
 
 async def test_wall_clock_timeout_kills_the_whole_group(tmp_path: Path, probe) -> None:
-    pid_file = tmp_path / "pids.txt"
+    marker = str(tmp_path)
     result = await run_python(
-        spawn_grandchild_then(pid_file, "time.sleep(10_000)"), tmp_path, timeout_s=4
+        spawn_grandchild_then(marker, "time.sleep(10_000)"), tmp_path, timeout_s=4
     )
     assert result.timed_out
     assert result.signal_name == "SIGKILL"
     assert not result.memory_exceeded
     assert result.duration_s < 30
-    pids = probe.read_pids(pid_file)
-    assert len(pids) == 2
-    assert probe.still_running_after(pids) == []
+    assert (tmp_path / "ready").exists()
+    assert probe.marked_running_after(marker) == []
 
 
 async def test_grandchild_left_behind_by_a_clean_exit_is_killed(tmp_path: Path, probe) -> None:
-    pid_file = tmp_path / "pids.txt"
+    marker = str(tmp_path)
     # The grandchild inherits the pipes; the call must neither wait for it nor leave it.
-    result = await run_python(spawn_grandchild_then(pid_file, "print('done')"), tmp_path)
+    result = await run_python(spawn_grandchild_then(marker, "print('done')"), tmp_path)
     assert result.returncode == 0
     assert result.stdout == "done\n"
     assert not result.timed_out
     assert result.duration_s < 30
-    _, grandchild = probe.read_pids(pid_file)
-    assert probe.still_running_after([grandchild]) == []
+    assert (tmp_path / "ready").exists()
+    assert probe.marked_running_after(marker) == []
 
 
 async def test_cancelling_the_awaiting_task_kills_the_group(tmp_path: Path, probe) -> None:
-    pid_file = tmp_path / "pids.txt"
+    marker = str(tmp_path)
     task = asyncio.create_task(
-        run_python(spawn_grandchild_then(pid_file, "time.sleep(10_000)"), tmp_path, timeout_s=300)
+        run_python(spawn_grandchild_then(marker, "time.sleep(10_000)"), tmp_path, timeout_s=300)
     )
     for _ in range(600):
-        if pid_file.exists() and len(pid_file.read_text().split()) == 2:
+        if len(probe.pids_with_marker(marker)) >= 2:
             break
         await asyncio.sleep(0.05)
-    pids = probe.read_pids(pid_file)
-    assert all(probe.is_running(pid) for pid in pids)
+    assert len(probe.pids_with_marker(marker)) >= 2  # the script and its grandchild
 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert probe.still_running_after(pids) == []
+    assert probe.marked_running_after(marker) == []
 
 
 async def test_allocation_beyond_the_memory_limit_is_reported(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def answer_diff(expression: str, current: str = "n // 2") -> str:
             f"    return {expression}\n>>>>>>> REPLACE\n")
 
 
-CURRENT_ANSWER = re.compile(r"## Current program\n```[a-z]*\n.*?return ([^\n]+)\n", re.S)
+CURRENT_ANSWER = re.compile(r"## Current program\n```[a-z]*\n.*?return ([^\n]+)\n", re.DOTALL)
 
 
 def current_answer(messages: list[dict[str, str]]) -> str:

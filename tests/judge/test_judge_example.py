@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from cambrian.config import validate_config
+from cambrian.config.judge import parse_judge_config
 from cambrian.evaluate.judge.factory import build_judged_evaluator, build_task_evaluator
-from cambrian.evaluate.judge.task_spec import parse_judge_config
 from cambrian.evaluate.judge.tiers import TieredEvaluator
 from cambrian.task.blocks import parse_regions
 

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, counter_reply, current_value, write_counter_task
+from support.store_queries import add_candidate, sql
 
 from cambrian.api import start
-from cambrian.evaluate.result import EvaluationResult
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.search.requests import FAILED_ATTEMPT_CHARS, failed_attempt_note
 from cambrian.store.store import STORE_FILENAME, Store
-from support.scripted_llm import ScriptedLLM, counter_reply, current_value, write_counter_task
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
 PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
@@ -77,7 +78,7 @@ def run(task: Path, run_dir: Path, responder: Responder, *sets: str) -> list[str
             evolution.store.close()
     store = Store.open(run_dir)
     try:
-        rows = store.execute("SELECT messages_json FROM contexts WHERE purpose='mutation' "
+        rows = sql(store, "SELECT messages_json FROM contexts WHERE purpose='mutation' "
                              "ORDER BY id").fetchall()
     finally:
         store.close()
@@ -103,12 +104,12 @@ def test_compile_error_reaches_the_next_prompt_on_the_same_parent(tmp_path: Path
 
     store = Store.open(run_dir)
     try:
-        failed = store.candidate(2)
+        failed = store.candidates.get(2)
         assert failed.status == "incorrect"
-        assert store.evaluation(2).extra["verdict"] == "CE"  # judged, not a patch failure
-        third = store.execute("SELECT id FROM candidates WHERE generation=3").fetchone()[0]
-        assert store.candidate(third).parent_id == 1
-        assert store.candidate(third).notes["failed_attempt"] == 2
+        assert store.evaluations.latest(2).extra["verdict"] == "CE"  # judged, not a patch failure
+        third = sql(store, "SELECT id FROM candidates WHERE generation=3").fetchone()[0]
+        assert store.candidates.get(third).parent_id == 1
+        assert store.candidates.get(third).notes["failed_attempt"] == 2
     finally:
         store.close()
     assert len(prompts) == 3
@@ -141,10 +142,10 @@ def test_runtime_error_of_a_python_child_reaches_the_next_prompt(tmp_path: Path)
 @pytest.fixture
 def store(tmp_path: Path):
     created = Store.open(tmp_path, create=True)
-    created.create_run(run_id="notes", task_name="t", task_dir=str(tmp_path),
+    created.runs.create(run_id="notes", task_name="t", task_dir=str(tmp_path),
                        direction="maximize", language="python", config={}, seed=0,
                        code_version="test")
-    created.add_candidate(generation=0, island=0, parent_id=None, operator="init",
+    add_candidate(created, generation=0, island=0, parent_id=None, operator="init",
                           status="correct", language="python", source="x = 1\n")
     yield created
     created.close()
@@ -152,11 +153,11 @@ def store(tmp_path: Path):
 
 def child(store: Store, status: str, result: EvaluationResult) -> int:
     with store.transaction():
-        candidate = store.add_candidate(generation=1, island=0, parent_id=1, operator="diff",
+        candidate = add_candidate(store, generation=1, island=0, parent_id=1, operator="diff",
                                         status="pending", language="python",
-                                        source=f"x = {store.count() + 1}\n")
-        store.add_evaluation(candidate, result)
-        store.update_candidate(candidate, status=status, score=result.combined_score)
+                                        source=f"x = {store.candidates.count() + 1}\n")
+        store.evaluations.add(candidate, result)
+        store.candidates.update(candidate, status=status, score=result.combined_score)
     return candidate
 
 

@@ -19,14 +19,15 @@ import pytest
 import typer
 import yaml
 from judge_helpers import reach_judge
+from support.store_queries import add_candidate
 from typer.testing import CliRunner
 
 from cambrian.api import start
+from cambrian.config.judge import expand_seeds, parse_judge_config, resolve_judge_task
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.judge.cli import register
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.evaluate.judge.generalization import best_so_far_chain, generalization_report
-from cambrian.evaluate.judge.task_spec import expand_seeds, parse_judge_config, resolve_judge_task
-from cambrian.evaluate.result import EvaluationResult
 from cambrian.store.store import STORE_FILENAME, Store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
@@ -73,7 +74,7 @@ async def build_run(run_dir: Path) -> dict[str, int]:
     }
     store = Store.open(run_dir, create=True)
     config = {"task": {"name": "orchard_harvest", "direction": "maximize"}, "judge": judge}
-    store.create_run(run_id="generalization-test", task_name="orchard_harvest",
+    store.runs.create(run_id="generalization-test", task_name="orchard_harvest",
                      task_dir=str(EXAMPLE), direction="maximize", language="cpp",
                      config=json.loads(json.dumps(config)), seed=0, code_version="test")
     ids: dict[str, int] = {}
@@ -82,11 +83,11 @@ async def build_run(run_dir: Path) -> dict[str, int]:
         result = await evaluator.evaluate(source, run_dir / "work" / name)
         assert result.status == "ok", (name, result.error)
         with store.transaction():
-            ids[name] = store.add_candidate(generation=generation, island=0, parent_id=parent,
+            ids[name] = add_candidate(store, generation=generation, island=0, parent_id=parent,
                                             operator="test", status="pending", language="cpp",
                                             source=source)
-            store.add_evaluation(ids[name], result)
-            store.update_candidate(ids[name], status="correct", score=result.combined_score)
+            store.evaluations.add(ids[name], result)
+            store.candidates.update(ids[name], status="correct", score=result.combined_score)
         parent = ids[name]
     store.close()
     return ids
@@ -119,10 +120,10 @@ def test_chain_skips_candidates_that_did_not_improve(example_run, tmp_path: Path
     shutil.copy(run_dir / STORE_FILENAME, tmp_path / STORE_FILENAME)  # leave the shared run be
     store = Store.open(tmp_path)
     try:
-        worse = store.add_candidate(generation=3, island=0, parent_id=None, operator="test",
+        worse = add_candidate(store, generation=3, island=0, parent_id=None, operator="test",
                                     status="pending", language="cpp", source="// worse\n")
-        store.add_evaluation(worse, EvaluationResult(status="ok", combined_score=1.0))
-        store.update_candidate(worse, status="correct", score=1.0)
+        store.evaluations.add(worse, EvaluationResult(status="ok", combined_score=1.0))
+        store.candidates.update(worse, status="correct", score=1.0)
         chain = [row.id for row in best_so_far_chain(store, maximize=True)]
         assert chain == [ids["baseline"], ids["genuine"], ids["overfit"]]
         assert [row.id for row in best_so_far_chain(store, maximize=False)] == [ids["baseline"],
@@ -155,7 +156,7 @@ def test_cli_prints_the_table(example_run):
 
 def test_cli_refuses_a_run_without_a_judge_section(tmp_path: Path):
     store = Store.open(tmp_path, create=True)
-    store.create_run(run_id="plain", task_name="plain", task_dir=str(tmp_path),
+    store.runs.create(run_id="plain", task_name="plain", task_dir=str(tmp_path),
                      direction="maximize", language="python", config={"task": {}}, seed=0,
                      code_version="test")
     store.close()
@@ -182,7 +183,7 @@ def test_judge_section_round_trips_through_the_stored_config(tmp_path: Path):
     evolution.store.close()
     store = Store.open(tmp_path / "run")
     try:
-        stored = store.run_info()["config"]["judge"]
+        stored = store.runs.info().config["judge"]
     finally:
         store.close()
 
@@ -209,15 +210,15 @@ async def test_failing_a_private_case_counts_as_not_carried_over(reach_task: Pat
         "memoriser": f"n = int(input())\nprint(n if n in {set(public_ns)!r} else -1)\n",
     }
     store = Store.open(tmp_path, create=True)
-    store.create_run(run_id="reach", task_name="reach", task_dir=str(reach_task),
+    store.runs.create(run_id="reach", task_name="reach", task_dir=str(reach_task),
                      direction="maximize", language="python", config={"judge": judge}, seed=0,
                      code_version="test")
     for name, source in sources.items():
         result = await evaluator.evaluate(source, tmp_path / name)
-        candidate = store.add_candidate(generation=0, island=0, parent_id=None, operator="test",
+        candidate = add_candidate(store, generation=0, island=0, parent_id=None, operator="test",
                                         status="pending", language="python", source=source)
-        store.add_evaluation(candidate, result)
-        store.update_candidate(candidate, status="correct", score=result.combined_score)
+        store.evaluations.add(candidate, result)
+        store.candidates.update(candidate, status="correct", score=result.combined_score)
     store.close()
 
     report = await generalization_report(tmp_path)

@@ -8,8 +8,8 @@ from pathlib import Path
 from judge_helpers import reach_judge
 from scripted_server import Reply, ScriptedServer
 
+from cambrian.config.judge import expand_seeds, parse_judge_config
 from cambrian.evaluate.judge.factory import build_judged_evaluator, build_task_evaluator
-from cambrian.evaluate.judge.task_spec import expand_seeds, parse_judge_config
 
 PRIVATE_MARK = "98765"  # every private case id is seed-98765x
 PROGRAM = "n = int(input())\nprint(n)\n"

@@ -14,16 +14,18 @@ from pathlib import Path
 
 import pytest
 from judge_helpers import answer_diff, current_answer, write_reach_run_task
+from support.scripted_llm import SCRIPTED_META_REPLY, ScriptedLLM
+from support.store_queries import sql
 
 from cambrian.api import start
+from cambrian.core.status import EVALUATED as EVALUATED_STATUSES
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.evaluate.judge.generalization import generalization_report
 from cambrian.meta.comprehension import REQUEST_LINE as BRIEF_REQUEST
 from cambrian.meta.prompt_archive import REWRITE_MARKER
 from cambrian.mutate.first_program import REQUEST_LINE as FIRST_PROGRAM_REQUEST
 from cambrian.search.novelty_judge import ANSWER_NOVEL, JUDGE_QUESTION
-from cambrian.store.store import EVALUATED_STATUSES, Store
-from support.scripted_llm import SCRIPTED_META_REPLY, ScriptedLLM
+from cambrian.store.store import Store
 
 PRIVATE_MARK = "98765"  # every private case id is seed-98765x
 BRIEF = ("SUMMARY:\n- Print a number no larger than n.\nINPUT AND OUTPUT:\n- n in, x out.\n"
@@ -93,10 +95,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return [root / "run-full", root / "run-blank"]
 
 
-def stored(run_dir: Path, sql: str) -> list[tuple]:
+def stored(run_dir: Path, query: str) -> list[tuple]:
     store = Store.open(run_dir)
     try:
-        return store.execute(sql).fetchall()
+        return sql(store, query).fetchall()
     finally:
         store.close()
 
@@ -106,11 +108,11 @@ async def private_results(run_dir: Path) -> tuple[set[str], set[float]]:
     scratch directory so the run's own case cache stays as the run left it."""
     store = Store.open(run_dir)
     try:
-        info = store.run_info()
-        sources = [row.source for row in store.candidates(*EVALUATED_STATUSES) if row.source]
+        info = store.runs.info()
+        sources = [row.source for row in store.candidates.list(*EVALUATED_STATUSES) if row.source]
     finally:
         store.close()
-    judge = build_judged_evaluator(Path(info["task_dir"]), info["config"]["judge"],
+    judge = build_judged_evaluator(Path(info.task_dir), info.config["judge"],
                                    run_dir=run_dir / "scratch")
     ids: set[str] = set()
     scores: set[float] = set()

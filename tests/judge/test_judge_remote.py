@@ -9,13 +9,13 @@ import httpx
 import pytest
 from scripted_server import Reply, ScriptedServer, closed_port_url
 
+from cambrian.config.judge import RemoteConfig
 from cambrian.evaluate.judge.remote import (
     RemoteRejectedRequest,
     RemoteScorer,
     RemoteUnreachable,
     retry_after_seconds,
 )
-from cambrian.evaluate.judge.task_spec import RemoteConfig
 
 
 def scorer(url: str, **settings) -> RemoteScorer:

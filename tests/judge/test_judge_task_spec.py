@@ -7,16 +7,15 @@ from pathlib import Path
 import pytest
 from judge_helpers import reach_judge, write_task
 
-from cambrian.evaluate.judge.cases import CaseGenerationError, CaseStore
-from cambrian.evaluate.judge.factory import build_judged_evaluator
-from cambrian.evaluate.judge.scoring import Scorer
-from cambrian.evaluate.judge.task_spec import (
+from cambrian.config.judge import (
     JudgeConfigError,
     expand_seeds,
     parse_judge_config,
     resolve_judge_task,
 )
-
+from cambrian.evaluate.judge.cases import CaseGenerationError, CaseStore
+from cambrian.evaluate.judge.factory import build_judged_evaluator
+from cambrian.evaluate.judge.scoring import Scorer
 
 
 def test_seed_ranges_are_inclusive_and_may_be_lists():

@@ -14,13 +14,15 @@ from pathlib import Path
 
 from judge_helpers import answer_diff, current_answer, write_reach_run_task
 from scripted_server import Reply, ScriptedServer
+from support.scripted_llm import ScriptedLLM
+from support.store_queries import sql, stored_events
 from typer.testing import CliRunner
 
 from cambrian.api import start
 from cambrian.cli import app
 from cambrian.status import run_status
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM
+
 
 def rewriting(*expressions: str):
     """The scripted LLM: call i rewrites the parent's answer to expressions[i] (the last one
@@ -55,20 +57,20 @@ def test_screened_child_has_its_quick_score_only_and_is_counted_apart(tmp_path: 
 
     store = Store.open(run_dir)
     try:
-        screened, best = store.candidate(2), store.candidate(3)
+        screened, best = store.candidates.get(2), store.candidates.get(3)
         assert screened.status == "screened" and screened.score is None
         assert best.status == "correct" and summary.best_id == 3
-        stages = store.execute("SELECT stage, status, combined_score FROM evaluations "
+        stages = sql(store, "SELECT stage, status, combined_score FROM evaluations "
                                "WHERE candidate_id=2 ORDER BY id").fetchall()
-        quick = store.evaluation(2, stage="quick")
+        quick = store.evaluations.latest(2, stage="quick")
         case_scores = [c["score"] for c in quick.extra["cases"]]
         assert [s[0] for s in stages] == ["quick", "main"]
         assert stages[0][1] == "ok" and stages[0][2] is not None
         assert stages[1][2] is None  # no full-set number, invented or otherwise
-        assert store.evaluation(2).extra["quick_score"] == stages[0][2] == sum(case_scores) / 2
+        assert store.evaluations.latest(2).extra["quick_score"] == stages[0][2] == sum(case_scores) / 2
         # The quick score is the real mean of n // 8 on the two quick cases, well under 90%
         # of the initial program's n // 2 there.
-        initial_quick = store.evaluation(1, stage="quick").combined_score
+        initial_quick = store.evaluations.latest(1, stage="quick").combined_score
         assert stages[0][2] < 0.9 * initial_quick
         status = run_status(store)
     finally:
@@ -107,11 +109,11 @@ def test_remote_scorer_down_is_an_event_and_a_console_warning(tmp_path: Path):
 
     store = Store.open(run_dir)
     try:
-        events = store.events("remote_scorer_down")
+        events = stored_events(store, "remote_scorer_down")
         assert [e["payload"]["candidate_id"] for e in events] == [1, 2]
         assert all("HTTP 503" in e["payload"]["error"] for e in events)
         # The run went on with the local verdicts.
-        assert [store.candidate(i).status for i in (1, 2)] == ["correct", "correct"]
-        assert store.evaluation(2, stage="remote").status == "crashed"
+        assert [store.candidates.get(i).status for i in (1, 2)] == ["correct", "correct"]
+        assert store.evaluations.latest(2, stage="remote").status == "crashed"
     finally:
         store.close()

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from judge_helpers import reach_judge
 from scripted_server import Reply, ScriptedServer
+from support.store_queries import add_candidate, sql
 
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.judge.factory import build_task_evaluator
 from cambrian.evaluate.judge.tiers import (
     TieredEvaluator,
@@ -19,7 +21,6 @@ from cambrian.evaluate.judge.tiers import (
     relative_shortfall,
     stage_results,
 )
-from cambrian.evaluate.result import EvaluationResult
 from cambrian.store.store import Store
 
 
@@ -50,7 +51,7 @@ class Run:
     def __init__(self, path: Path, maximize: bool = True) -> None:
         self.store = Store.open(path, create=True)
         self.maximize = maximize
-        self.store.create_run(run_id="tiers", task_name="reach", task_dir=str(path),
+        self.store.runs.create(run_id="tiers", task_name="reach", task_dir=str(path),
                               direction="maximize" if maximize else "minimize",
                               language="python", config={}, seed=0, code_version="test")
 
@@ -59,15 +60,15 @@ class Run:
 
     def record(self, source: str, result: EvaluationResult) -> int:
         with self.store.transaction():
-            candidate = self.store.add_candidate(generation=0, island=0, parent_id=None,
+            candidate = add_candidate(self.store, generation=0, island=0, parent_id=None,
                                                  operator="test", status="pending",
                                                  language="python", source=source)
             for stage, stage_result in stage_results(result):
-                self.store.add_evaluation(candidate, stage_result, stage=stage)
-            self.store.add_evaluation(candidate, result, stage="main")
+                self.store.evaluations.add(candidate, stage_result, stage=stage)
+            self.store.evaluations.add(candidate, result, stage="main")
             correct = result.correct and result.combined_score is not None
             status = "screened" if is_screened(result) else "correct" if correct else "incorrect"
-            self.store.update_candidate(candidate, status=status, score=result.combined_score)
+            self.store.candidates.update(candidate, status=status, score=result.combined_score)
         return candidate
 
 
@@ -140,7 +141,7 @@ async def test_tiers_screen_promote_and_call_the_remote_scorer_only_for_a_new_be
     assert reference == {"full": whole.combined_score,
                          "quick": whole.extra["stages"][0]["combined_score"], "remote": 42.0}
     # Stored: the quick stage row holds the real quick score; the candidate has no score.
-    rows = run.store.execute(
+    rows = sql(run.store, 
         "SELECT e.stage, e.combined_score, c.status, c.score FROM evaluations e "
         "JOIN candidates c ON c.id = e.candidate_id WHERE c.source = ? ORDER BY e.id",
         (fraction_program(1, 4),)).fetchall()
@@ -174,12 +175,14 @@ async def test_incorrect_quick_stage_stops_without_promotion(reach_task: Path, t
 
 
 async def test_quick_stage_cases_are_not_run_twice(reach_task: Path, tmp_path: Path):
-    counter = tmp_path / "runs.log"
-    program = (f"import os\nn = int(input())\n"
-               f"open({str(counter)!r}, 'a').write(os.getcwd() + '\\n')\nprint(n)\n")
+    # Each run leaves a line in its own case folder (a run cannot write outside it).
+    program = ("import os\nn = int(input())\n"
+               "open('runs.log', 'a').write(os.getcwd() + '\\n')\nprint(n)\n")
     judge = reach_judge("python", public_seeds=[0, 5], tiers={"quick_cases": 2})
     evaluator = build_task_evaluator(reach_task, judge, run_dir=tmp_path / "r",
                                      best_reference=lambda: None)
     result = await evaluator.evaluate(program, tmp_path / "w")
     assert result.status == "ok"
-    assert len(counter.read_text().splitlines()) == 6
+    runs = [line for log in (tmp_path / "w").rglob("runs.log")
+            for line in log.read_text().splitlines()]
+    assert len(runs) == 6

@@ -9,11 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM
+from support.store_queries import sql
 
 from cambrian.api import start
 from cambrian.store.store import Store
 from cambrian.task.folder import TaskError
-from support.scripted_llm import ScriptedLLM
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
 PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
@@ -47,7 +48,7 @@ def test_judged_task_runs_with_stages_stored(tmp_path: Path):
     assert summary.evaluations == 3 and summary.initial_score is not None
     assert summary.best_score is not None and summary.best_score > summary.initial_score
     store = Store.open(tmp_path / "run")
-    stages = store.execute(
+    stages = sql(store, 
         "SELECT candidate_id, stage FROM evaluations ORDER BY id").fetchall()
     by_candidate: dict[int, list[str]] = {}
     for candidate_id, stage in stages:
@@ -55,7 +56,7 @@ def test_judged_task_runs_with_stages_stored(tmp_path: Path):
     # The initial program has no reference yet: quick then full; every row set ends with main.
     assert by_candidate[1] == ["quick", "full", "main"]
     assert all(rows[-1] == "main" and rows[0] == "quick" for rows in by_candidate.values())
-    main = store.evaluation(1)
+    main = store.evaluations.latest(1)
     assert main is not None and main.extra["cases"] and main.public["cases"] == 6
     # Compiler and case feedback reached the prompt; held-out cases never did.
     assert any("Worst cases:" in p and "seed-4" in p for p in prompts)

@@ -68,13 +68,13 @@ def test_allowed_restricts_the_choice():
 def test_ensemble_state_survives_a_changed_model_list():
     two = LLMConfig(models=[ModelConfig(name="m1", temperatures=[0.5]),
                             ModelConfig(name="m2", temperatures=[0.5])])
-    ensemble = Ensemble(two, providers={})
+    ensemble = Ensemble(two)
     ensemble.observe("m1@0.5", 1.0)
     ensemble.observe("m2@0.5", 0.0)
     saved = ensemble.state()
     changed = LLMConfig(models=[ModelConfig(name="m2", temperatures=[0.5]),
                                 ModelConfig(name="m3", temperatures=[0.5])])
-    restored = Ensemble(changed, providers={})
+    restored = Ensemble(changed)
     restored.load_state(saved)
     assert set(restored.bandit.stats) == {"m2@0.5", "m3@0.5"}
     assert restored.bandit.stats["m2@0.5"].improvements == [0.0]
@@ -84,8 +84,8 @@ def test_ensemble_state_survives_a_changed_model_list():
 def test_fixed_and_single_selection():
     config = LLMConfig(selection="fixed", models=[ModelConfig(name="m1", temperatures=[0.0, 1.0], weight=3),
                                                   ModelConfig(name="m2", temperatures=[0.5], weight=1)])
-    ensemble = Ensemble(config, providers={})
+    ensemble = Ensemble(config)
     assert ensemble.bandit is None
     assert ensemble.probabilities() == pytest.approx({"m1@0": 0.375, "m1@1": 0.375, "m2@0.5": 0.25})
-    single = Ensemble(config.model_copy(update={"selection": "single"}), providers={})
+    single = Ensemble(config.model_copy(update={"selection": "single"}))
     assert [a.key for a in single.arms] == ["m1@0", "m1@1"]

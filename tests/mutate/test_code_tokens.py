@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cambrian.mutate.code_mask import code_tokens
-from cambrian.task.languages import as_language
+from cambrian.lang.code_mask import code_tokens
+from cambrian.lang.languages import as_language
 
 CPP = as_language("cpp")
 PYTHON = as_language("python")

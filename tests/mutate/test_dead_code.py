@@ -76,8 +76,8 @@ def test_the_loop_refuses_a_dead_addition_and_restarts(tmp_path: Path):
         store = _run(task, tmp_path / "run", llm, "evolution.generations=1",
                      "prompt.retry_style=continue")
         second = llm.requests[1]
-    refused = store.candidates("patch_failed")
+    refused = store.candidates.list("patch_failed")
     assert len(refused) == 1 and "only adds `unused`" in refused[0].error
     assert [m["role"] for m in second] == ["system", "user"]  # restarted, not continued
     assert "only adds `unused`" in second[1]["content"]
-    assert max(row.id for row in store.candidates("correct")) > 1  # the next reply was evaluated
+    assert max(row.id for row in store.candidates.list("correct")) > 1  # the next reply was evaluated

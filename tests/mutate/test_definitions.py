@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from cambrian.mutate.code_mask import mask_code
-from cambrian.mutate.definitions import find_definitions
-from cambrian.task.languages import language_by_name
+from cambrian.lang.code_mask import mask_code
+from cambrian.lang.definitions import find_definitions
+from cambrian.lang.languages import language_by_name
 
 
 def spans(source: str, language: str) -> list[tuple[str, int, int]]:

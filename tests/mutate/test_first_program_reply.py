@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from cambrian.lang.languages import CPP, GENERIC, PYTHON
 from cambrian.mutate.first_program import DraftError, add_evolve_markers, program_from_reply
 from cambrian.task.blocks import block_contents, parse_regions
-from cambrian.task.languages import CPP, GENERIC, PYTHON
 
 
 def test_python_imports_stay_above_the_block():

@@ -13,7 +13,7 @@ from cambrian.config import ConfigError, MutationConfig, MutationIntentName, bui
 from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import TASK_INTENT
 from cambrian.mutate.schedule import MutationSchedule, improved_on_parent
-from cambrian.store.store import CandidateRow
+from cambrian.store.rows import CandidateRow
 
 ALL_KINDS = ("diff", "full", "cross")
 

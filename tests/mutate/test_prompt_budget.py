@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from cambrian.config import PromptConfig
+from cambrian.lang.languages import PYTHON
 from cambrian.llm.local_provider import LocalLlamaProvider
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge
 from cambrian.task.folder import Task
-from cambrian.task.languages import PYTHON
 
 WINDOW = 4096
 REPLY_TOKENS = 1024

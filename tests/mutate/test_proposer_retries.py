@@ -8,9 +8,11 @@ import json
 import re
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql
+
 from cambrian.api import start
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 TUNABLE_INITIAL = """# EVOLVE-BLOCK-START
 SCALE = 0.5
@@ -70,7 +72,7 @@ def test_a_reply_repeating_the_parent_restarts_even_in_continue_style(tmp_path: 
         store = _run(task, tmp_path / "run", llm, "evolution.generations=1",
                      "prompt.retry_style=continue")
         second = llm.requests[1]
-    refused = store.candidates("patch_failed")
+    refused = store.candidates.list("patch_failed")
     assert len(refused) == 1
     assert [m["role"] for m in second] == ["system", "user"]
     assert "refused" in second[1]["content"]
@@ -87,9 +89,9 @@ def test_prose_after_the_code_block_is_cut_by_the_stop_sequence(tmp_path: Path):
         store = _run(task, tmp_path / "run", llm, "evolution.generations=1",
                      "mutation.schedule=off", "evolution.patch_types=[full]",
                      "evolution.patch_type_probs=[1.0]")
-    child = store.candidates("correct")[-1]
+    child = store.candidates.list("correct")[-1]
     assert child.id != 1 and child.score == 7.0
-    params, response = store.execute(
+    params, response = sql(store, 
         "SELECT params_json, response_text FROM contexts WHERE id=(SELECT context_id FROM "
         "candidates WHERE id=?)", (child.id,)).fetchone()
     assert json.loads(params)["stop"] == ["\n```\n"]

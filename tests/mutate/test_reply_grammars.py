@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cambrian.mutate.definitions import supports_functions
+from cambrian.lang.definitions import supports_functions
+from cambrian.lang.languages import LANGUAGES, PYTHON, Language
 from cambrian.mutate.format_examples import format_example
 from cambrian.mutate.grammars import format_instructions, grammar_for, line_avoiding
 from cambrian.mutate.patches import apply_reply
-from cambrian.task.languages import LANGUAGES, PYTHON, Language
 
 try:
     import llama_cpp

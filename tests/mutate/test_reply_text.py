@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from cambrian.lang.languages import CPP, PYTHON
 from cambrian.mutate.patch_types import PatchError
 from cambrian.mutate.patches import apply_reply
 from cambrian.mutate.reply_text import extract_description, fences_for_language, find_fences
-from cambrian.task.languages import CPP, PYTHON
 
 
 def test_fences_with_any_or_no_tag_and_surrounding_prose() -> None:

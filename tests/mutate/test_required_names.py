@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from cambrian.config import ModelConfig
+from cambrian.lang.languages import language_by_name
 from cambrian.mutate.proposer import reply_format
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
-from cambrian.task.languages import language_by_name
 
 PARENT = '''import math
 

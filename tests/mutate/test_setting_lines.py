@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from cambrian.lang.languages import as_language
 from cambrian.mutate.function_patch import apply_function_reply
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.patch_types import PatchError
 from cambrian.mutate.setting_lines import setting_lines
-from cambrian.task.languages import as_language
 
 CPP = as_language("cpp")
 PYTHON = as_language("python")

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from cambrian.mutate.syntax import check_syntax
+from cambrian.lang.syntax import check_syntax
 
 
 def test_valid_python_passes() -> None:

@@ -6,9 +6,11 @@ import asyncio
 import json
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import stored_events
+
 from cambrian.api import start
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 # The scripted server reports 100 prompt + 20 completion tokens per call.
 EXPENSIVE = {"price_input_per_mtok": 1000.0, "price_output_per_mtok": 5000.0}  # $0.2 per call
@@ -33,9 +35,9 @@ def test_cost_cap_stops_the_run_cleanly_and_says_why(tmp_path: Path):
         summary, store = run(task, tmp_path / "run", [llm.model_config(**EXPENSIVE)],
                              "budget.max_cost_usd=1.0")
     assert summary.stop_reason.startswith("cost budget reached")
-    assert store.total_cost() <= 1.0 + 1e-9  # in-flight calls were counted: no overshoot
-    assert store.count("pending") == 0
-    assert store.events("session_end")[-1]["payload"]["reason"] == summary.stop_reason
+    assert store.contexts.total_cost() <= 1.0 + 1e-9  # in-flight calls were counted: no overshoot
+    assert store.candidates.count("pending") == 0
+    assert stored_events(store, "session_end")[-1]["payload"]["reason"] == summary.stop_reason
 
 
 def test_token_and_call_caps(tmp_path: Path):
@@ -43,10 +45,10 @@ def test_token_and_call_caps(tmp_path: Path):
     with ScriptedLLM(incrementing) as llm:
         summary, store = run(task, tmp_path / "a", [llm.model_config()], "budget.max_tokens=600")
         assert summary.stop_reason.startswith("token budget reached")
-        assert store.llm_call_count() == 5  # 120 tokens per call
+        assert store.contexts.count() == 5  # 120 tokens per call
         summary, store = run(task, tmp_path / "b", [llm.model_config()], "budget.max_llm_calls=3")
         assert summary.stop_reason.startswith("LLM call budget reached")
-        assert store.llm_call_count() == 3
+        assert store.contexts.count() == 3
 
 
 def test_pacing_shifts_to_the_cheaper_model_when_spending_runs_ahead(tmp_path: Path):
@@ -57,8 +59,8 @@ def test_pacing_shifts_to_the_cheaper_model_when_spending_runs_ahead(tmp_path: P
         # $2 for 30 generations: at $0.2 a call the pricey model is over schedule after 1-2 calls.
         summary, store = run(task, tmp_path / "run", models, "budget.max_cost_usd=2.0",
                              "evolution.generations=20")
-    calls = {r["model"]: r["calls"] for r in store.ledger()}
+    calls = {r.model: r.calls for r in store.contexts.ledger()}
     # Weighted 10:1 without pacing; with pacing the free model takes over.
     assert calls["free"] > calls["pricey"]
-    assert store.total_cost() < 2.0
+    assert store.contexts.total_cost() < 2.0
     assert summary.evaluations == 20

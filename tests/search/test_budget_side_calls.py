@@ -9,11 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
 from cambrian.api import start
 from cambrian.meta.prompt_archive import REWRITE_MARKER
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 EXPENSIVE = {"price_input_per_mtok": 1000.0, "price_output_per_mtok": 5000.0}  # $0.2 per call
 
@@ -52,7 +53,7 @@ def capped_run(tmp_path: Path, llm: ScriptedLLM, model: dict, sets: list[str]):
 
 
 def purposes(store: Store) -> dict[str, int]:
-    return {p: n for p, n in store.execute("SELECT purpose, COUNT(*) FROM contexts GROUP BY purpose")}
+    return {p: n for p, n in sql(store, "SELECT purpose, COUNT(*) FROM contexts GROUP BY purpose")}
 
 
 @pytest.mark.parametrize("side", ["meta", "prompt_evolution", "novelty"])
@@ -65,15 +66,15 @@ def test_side_calls_respect_the_call_cap(tmp_path: Path, side: str):
     calls = purposes(store)
     assert sum(calls.values()) <= 5
     assert calls.get(side, 0) >= 1  # the side call did run while budget was left
-    skipped = store.events("llm_call_skipped")
+    skipped = stored_events(store, "llm_call_skipped")
     if side == "novelty":
         # The fifth call was a mutation: its judge call would have been the sixth.
-        last = max(store.candidates(), key=lambda r: r.id)
+        last = max(store.candidates.list(), key=lambda r: r.id)
         assert last.status == "rejected"
         assert "the novelty judge was not asked: LLM call budget reached" in last.error
     else:
         assert all(e["payload"]["reason"].startswith("LLM call budget") for e in skipped)
-    assert store.count("pending") == 0
+    assert store.candidates.count("pending") == 0
 
 
 @pytest.mark.parametrize("side", ["meta", "prompt_evolution"])
@@ -82,12 +83,12 @@ def test_side_calls_respect_the_cost_and_token_caps(tmp_path: Path, side: str):
         summary, store = capped_run(tmp_path / "cost", llm, llm.model_config(**EXPENSIVE),
                                     [*SIDE_CALLS[side], "budget.max_cost_usd=2.0"])
         assert summary.stop_reason.startswith("cost budget reached")
-        assert store.total_cost() <= 2.0 + 1e-9
+        assert store.contexts.total_cost() <= 2.0 + 1e-9
         assert purposes(store).get(side, 0) >= 1
         # 120 tokens per call: 1200 tokens is ten calls.
         summary, store = capped_run(tmp_path / "tokens", llm, llm.model_config(),
                                     [*SIDE_CALLS[side], "budget.max_tokens=1200"])
         assert summary.stop_reason.startswith("token budget reached")
-        spent = store.execute("SELECT SUM(prompt_tokens + completion_tokens) FROM contexts")
+        spent = sql(store, "SELECT SUM(prompt_tokens + completion_tokens) FROM contexts")
         assert spent.fetchone()[0] <= 1200
         assert purposes(store).get(side, 0) >= 1

@@ -14,12 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
 from cambrian.api import resume, start
 from cambrian.config import BudgetConfig
 from cambrian.search.budget import BudgetManager
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 DOWNTIME_S = 3600.0
 ACTIVITY = ("events", "candidates", "evaluations", "contexts")
@@ -46,10 +47,10 @@ def test_wall_time_cap_stops_the_run_cleanly_and_says_why(tmp_path: Path):
     assert 0 < summary.evaluations < 500
     assert wall < 2 + 10  # only evaluations already running finish after the cap
     store = Store.open(tmp_path / "run")
-    assert store.events("session_end")[-1]["payload"]["reason"] == summary.stop_reason
-    assert store.count("pending") == 0  # every proposed child was still evaluated
-    last_call = store.execute("SELECT MAX(created_at) FROM contexts").fetchone()[0]
-    first_event = store.events("session_start")[0]["created_at"]
+    assert stored_events(store, "session_end")[-1]["payload"]["reason"] == summary.stop_reason
+    assert store.candidates.count("pending") == 0  # every proposed child was still evaluated
+    last_call = sql(store, "SELECT MAX(created_at) FROM contexts").fetchone()[0]
+    first_event = stored_events(store, "session_start")[0]["created_at"]
     assert last_call - first_event < 2 + 1  # no LLM call started after the cap
     store.close()
 
@@ -110,7 +111,7 @@ def test_a_resumed_run_does_not_count_the_time_it_was_down(tmp_path: Path):
 
         evolution = resume(run_dir, overrides=["budget.max_wall_time_s=600",
                                                "evolution.generations=8"])
-        assert evolution.budget.elapsed_s() == pytest.approx(killed_active, abs=0.5)
+        assert evolution.ctx.budget.elapsed_s() == pytest.approx(killed_active, abs=0.5)
         try:
             summary = asyncio.run(evolution.run())
         finally:

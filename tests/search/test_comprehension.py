@@ -8,17 +8,22 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
 from cambrian.api import resume, start
 from cambrian.config import ConfigError, PromptConfig
+from cambrian.lang.languages import PYTHON
 from cambrian.meta.comprehension import (
-    BRIEF_FILENAME, REQUEST_LINE, parse_brief, prompt_brief, stored_outcome,
+    BRIEF_FILENAME,
+    REQUEST_LINE,
+    parse_brief,
+    prompt_brief,
+    stored_outcome,
 )
 from cambrian.mutate.prompts import ProgramView, PromptBuilder
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
-from cambrian.task.languages import PYTHON
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 STATEMENT = "Make VALUE as large as possible. A VALUE above 1000 is refused.\n"
 BRIEF_REPLY = (
@@ -86,7 +91,7 @@ def test_brief_is_stored_reaches_every_prompt_and_is_not_rewritten_on_resume(tmp
     assert outcome is not None and outcome["status"] == "ok"
     assert outcome["sections"]["APPROACHES"] == ["Raise VALUE in large steps.",
                                                  "Close in on the limit by bisection."]
-    calls = store.execute("SELECT COUNT(*) FROM contexts WHERE purpose='comprehension'").fetchone()
+    calls = sql(store, "SELECT COUNT(*) FROM contexts WHERE purpose='comprehension'").fetchone()
     assert calls[0] == 1
     brief_file = (tmp_path / "run" / BRIEF_FILENAME).read_text()
     assert "Constraints:\n- VALUE stays at most 1000." in brief_file
@@ -110,7 +115,7 @@ def test_malformed_brief_is_recorded_and_the_run_goes_on_without_it(tmp_path: Pa
     outcome = stored_outcome(store)
     assert outcome is not None and outcome["status"] == "failed"
     assert "SUMMARY:" in outcome["error"] and outcome["context_id"] is not None
-    assert [e["payload"]["status"] for e in store.events("comprehension")] == ["failed"]
+    assert [e["payload"]["status"] for e in stored_events(store, "comprehension")] == ["failed"]
     assert not (tmp_path / "run" / BRIEF_FILENAME).exists()
     store.close()
 
@@ -148,10 +153,9 @@ def test_no_comprehension_without_a_statement_or_when_disabled(tmp_path: Path):
 
 def test_an_unknown_comprehension_model_is_a_config_error(tmp_path: Path):
     with ScriptedLLM(replying(BRIEF_REPLY)) as llm:
-        evolution = start(statement_task(tmp_path / "task"), run_dir=tmp_path / "run",
-                          overrides=sets(llm, 1, "comprehension.model=big"))
         with pytest.raises(ConfigError, match="comprehension.model 'big' is not one of llm.models"):
-            run_to_end(evolution)
+            start(statement_task(tmp_path / "task"), run_dir=tmp_path / "run",
+                  overrides=sets(llm, 1, "comprehension.model=big"))
         assert llm.requests == []
 
 

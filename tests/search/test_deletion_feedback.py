@@ -19,12 +19,13 @@ import re
 from pathlib import Path
 
 import numpy as np
+from support.scripted_llm import ScriptedLLM
+from support.store_queries import sql
 
 from cambrian.api import resume, start
 from cambrian.config import build_config
 from cambrian.search.recycling import parent_view
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM
 
 INITIAL = """# EVOLVE-BLOCK-START
 def solve():
@@ -97,13 +98,13 @@ def two_phase_run(tmp_path: Path, *sets: str) -> tuple[Store, list[list[dict[str
 
 
 def evaluated_ids(store: Store) -> set[int]:
-    return {r[0] for r in store.execute("SELECT DISTINCT candidate_id FROM evaluations")}
+    return {r[0] for r in sql(store, "SELECT DISTINCT candidate_id FROM evaluations")}
 
 
 def test_filter_rejects_a_child_that_re_adds_deleted_lines_and_keeps_one_that_does_not(
         tmp_path: Path):
     store, _ = two_phase_run(tmp_path)  # the defaults: deletion_filter reject, threshold 0.5
-    [rejected] = store.candidates("rejected")
+    [rejected] = store.candidates.list("rejected")
     assert rejected.parent_id == 2 and "base = 10" in (rejected.source or "")
     assert rejected.error.startswith("re-introduces lines its lineage already deleted: 2 of the "
                                      "3 lines it adds (67%, above the 50% threshold)")
@@ -113,7 +114,7 @@ def test_filter_rejects_a_child_that_re_adds_deleted_lines_and_keeps_one_that_do
     assert rejected.notes["reintroduction_share"] == round(2 / 3, 4)
     assert rejected.id not in evaluated_ids(store)  # never evaluated
     # The generation resampled and kept a child that adds nothing the lineage deleted.
-    kept = [r for r in store.candidates("correct") if r.id not in (1, 2)]
+    kept = [r for r in store.candidates.list("correct") if r.id not in (1, 2)]
     assert [(r.parent_id, r.score) for r in kept] == [(2, 20.0)]
     assert kept[0].notes["reintroduction_share"] == 0.0 and "recycled" not in kept[0].notes
     assert kept[0].generation == rejected.generation
@@ -122,8 +123,8 @@ def test_filter_rejects_a_child_that_re_adds_deleted_lines_and_keeps_one_that_do
 
 def test_filter_switched_off_lets_the_same_child_through(tmp_path: Path):
     store, _ = two_phase_run(tmp_path, "trace_feedback.deletion_filter=off")
-    assert store.count("rejected") == 0
-    child = store.candidates("correct")[-1]
+    assert store.candidates.count("rejected") == 0
+    child = store.candidates.list("correct")[-1]
     assert child.parent_id == 2 and child.score == 16.0  # the re-adding child, evaluated
     assert "base = 10" in (child.source or "")
     assert "reintroduction_share" not in child.notes and "recycled" not in child.notes
@@ -133,16 +134,16 @@ def test_filter_switched_off_lets_the_same_child_through(tmp_path: Path):
 def test_penalised_children_are_evaluated_but_drawn_less_as_parents(tmp_path: Path):
     store, _ = two_phase_run(tmp_path, "trace_feedback.deletion_filter=penalise",
                              "trace_feedback.penalty=1.0")
-    assert store.count("rejected") == 0
-    child = store.candidates("correct")[-1]
+    assert store.candidates.count("rejected") == 0
+    child = store.candidates.list("correct")[-1]
     assert child.score == 16.0 and child.notes["recycled"] == "penalise"
     store.close()
     # The archive rebuilt from the store, sampled uniformly: programs 1, 2 and the penalised 3.
     evolution = resume(tmp_path / "run", overrides=["database.parent_selection=uniform"])
     try:
-        evolution._restore()
+        evolution.restore()
         raw, penalised = np.random.default_rng(0), np.random.default_rng(0)
-        view = parent_view(evolution.selector, evolution.deletion_filter)
+        view = parent_view(evolution.selector, next(f for f in evolution.slots.proposer.filters if f.name == "deletion"))
         draws = 900
         raw_share = sum(evolution.selector.sample(raw).parent_id == child.id
                         for _ in range(draws)) / draws
@@ -159,7 +160,7 @@ def test_penalised_children_are_evaluated_but_drawn_less_as_parents(tmp_path: Pa
 
 def prompts_of(store: Store) -> list[str]:
     return [" ".join(m["content"] for m in json.loads(r[0]))
-            for r in store.execute("SELECT messages_json FROM contexts WHERE purpose='mutation' "
+            for r in sql(store, "SELECT messages_json FROM contexts WHERE purpose='mutation' "
                                    "ORDER BY id")]
 
 
@@ -170,14 +171,14 @@ def test_deletion_history_reaches_the_stored_prompt_only_when_on(tmp_path: Path)
     assert later and all(HISTORY_HEADING in prompt for prompt in later)
     assert "- `bonus = 5` — removed by program 2 (15 -> 18, better)" in later[0]
     assert "- `base = 10` — removed by program 2 (15 -> 18, better)" in later[0]
-    from_two = [r for r in store.candidates() if r.parent_id == 2]
+    from_two = [r for r in store.candidates.list() if r.parent_id == 2]
     assert from_two and all(r.notes.get("deletion_history") is True for r in from_two)
     store.close()
 
     store, _ = two_phase_run(tmp_path / "off", "trace_feedback.deletion_history_in_prompt=false")
     prompts = prompts_of(store)
     assert len(prompts) >= 2 and not any(HISTORY_HEADING in prompt for prompt in prompts)
-    assert not any("deletion_history" in r.notes for r in store.candidates())
+    assert not any("deletion_history" in r.notes for r in store.candidates.list())
     store.close()
 
 

@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, current_value, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
 from cambrian.api import RunExists, resume, start
 from cambrian.search.engine import RunAborted
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, current_value, incrementing, write_counter_task
 
 
 def overrides(llm: ScriptedLLM, generations: int, **extra: str) -> list[str]:
@@ -43,27 +44,27 @@ def test_run_improves_and_records_everything(tmp_path: Path, contract: str):
     assert summary.initial_score == 1.0
     assert summary.best_score is not None and summary.best_score > 1.0
     assert summary.evaluations == 8
-    statuses = {r.status for r in store.candidates()}
+    statuses = {r.status for r in store.candidates.list()}
     assert statuses <= {"correct", "incorrect", "duplicate", "patch_failed"}
-    assert store.count("pending") == 0
+    assert store.candidates.count("pending") == 0
     # Every child has its parent edge and the LLM call that produced it.
-    for row in store.candidates("correct", "incorrect"):
+    for row in store.candidates.list("correct", "incorrect"):
         if row.id == 1:
             continue
-        edges = store.execute("SELECT kind FROM edges WHERE child_id=?", (row.id,)).fetchall()
+        edges = sql(store, "SELECT kind FROM edges WHERE child_id=?", (row.id,)).fetchall()
         assert ("parent",) in edges
-        context = store.execute("SELECT response_text FROM contexts WHERE id=(SELECT context_id "
+        context = sql(store, "SELECT response_text FROM contexts WHERE id=(SELECT context_id "
                                 "FROM candidates WHERE id=?)", (row.id,)).fetchone()
         assert context and "VALUE" in context[0]
     # Private metrics were stored but never shown to the model.
-    assert "PRIVATE-MARKER" in json.dumps(store.evaluation(1).private)
-    prompts = " ".join(r[0] for r in store.execute("SELECT messages_json FROM contexts"))
+    assert "PRIVATE-MARKER" in json.dumps(store.evaluations.latest(1).private)
+    prompts = " ".join(r[0] for r in sql(store, "SELECT messages_json FROM contexts"))
     assert "PRIVATE-MARKER" not in prompts
     assert "value is" in prompts  # public feedback does reach the prompt
     best_file = tmp_path / "run" / "best" / "program.py"
     assert f"VALUE = {int(summary.best_score)}" in best_file.read_text()
-    ledger = store.ledger()
-    assert ledger[0]["calls"] == store.llm_call_count() and ledger[0]["prompt_tokens"] > 0
+    ledger = store.contexts.ledger()
+    assert ledger[0].calls == store.contexts.count() and ledger[0].prompt_tokens > 0
 
 
 def test_minimisation(tmp_path: Path):
@@ -91,7 +92,7 @@ def test_unusable_reply_is_stored_and_fed_back(tmp_path: Path):
     with ScriptedLLM(first_garbage) as llm:
         summary, store = run(task, tmp_path / "run", overrides(llm, 1))
         second = llm.requests[1]
-    failed = store.candidates("patch_failed")
+    failed = store.candidates.list("patch_failed")
     assert len(failed) == 1 and failed[0].error
     # Reflexion: the second call continues the conversation with the error.
     assert second[-2] == {"role": "assistant", "content": "I would improve it by thinking harder."}
@@ -111,10 +112,10 @@ def test_repeated_programs_are_refused_and_never_evaluated_twice(tmp_path: Path)
                              overrides(llm, 3, evolution__patch_types="[full]",
                                        evolution__patch_type_probs="[1.0]"))
         later_prompts = [m[-1]["content"] for m in llm.requests[1:]]
-    evaluated = [r for r in store.candidates("correct") if r.id != 1]
+    evaluated = [r for r in store.candidates.list("correct") if r.id != 1]
     assert len(evaluated) == 1 and "VALUE = 2" in evaluated[0].source
-    assert store.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 2
-    refused = [r for r in store.candidates("patch_failed") if "already proposed" in r.error]
+    assert sql(store, "SELECT COUNT(*) FROM evaluations").fetchone()[0] == 2
+    refused = [r for r in store.candidates.list("patch_failed") if "already proposed" in r.error]
     assert refused
     # Fed back to the model in a fresh prompt (continuing the chat makes small models repeat).
     assert any("already proposed" in prompt for prompt in later_prompts)
@@ -134,9 +135,9 @@ def test_failing_initial_program_triggers_fix_prompts(tmp_path: Path):
         summary, store = run(task, tmp_path / "run", overrides(llm, 2))
         first_prompt = llm.requests[0][-1]["content"]
     assert "fails" in first_prompt and "exceeds the limit" in first_prompt
-    assert store.candidate(1).status == "incorrect"
+    assert store.candidates.get(1).status == "incorrect"
     assert summary.best_score == 7.0
-    children = [r for r in store.candidates() if r.id != 1 and r.source]
+    children = [r for r in store.candidates.list() if r.id != 1 and r.source]
     assert children[0].operator == "fix"
 
 
@@ -148,8 +149,8 @@ def test_rejected_credentials_abort_the_run_cleanly(tmp_path: Path):
             asyncio.run(evolution.run())
         evolution.store.close()
     store = Store.open(tmp_path / "run")
-    assert store.candidate(1).status == "correct"  # the initial program was still evaluated
-    assert store.events("session_end")[-1]["payload"]["reason"].startswith("RunAborted")
+    assert store.candidates.get(1).status == "correct"  # the initial program was still evaluated
+    assert stored_events(store, "session_end")[-1]["payload"]["reason"].startswith("RunAborted")
 
 
 def test_start_refuses_an_existing_run_and_resume_extends_it(tmp_path: Path):
@@ -163,8 +164,8 @@ def test_start_refuses_an_existing_run_and_resume_extends_it(tmp_path: Path):
         evolution.store.close()
     assert summary.evaluations == 4
     store = Store.open(tmp_path / "run")
-    assert len(store.events("session_start")) == 2
-    assert store.events("config_override")[0]["payload"]["overrides"] == ["evolution.generations=4"]
+    assert len(stored_events(store, "session_start")) == 2
+    assert stored_events(store, "config_override")[0]["payload"]["overrides"] == ["evolution.generations=4"]
 
 
 def test_migration_events_are_recorded_and_resume_rebuilds_the_archive(tmp_path: Path):
@@ -177,9 +178,9 @@ def test_migration_events_are_recorded_and_resume_rebuilds_the_archive(tmp_path:
         live = {i: sorted(m.id for m in evolution.selector.archive.island(i)) for i in range(2)}
         evolution.store.close()
         resumed = resume(tmp_path / "run")
-        resumed._restore()
+        resumed.restore()
         rebuilt = {i: sorted(m.id for m in resumed.selector.archive.island(i)) for i in range(2)}
-        migrations = resumed.store.events("migration")
+        migrations = stored_events(resumed.store, "migration")
         resumed.store.close()
     assert rebuilt == live
     moved = [m for e in migrations for m in e["payload"]["moves"]]
@@ -198,8 +199,8 @@ def test_bandit_learns_to_avoid_a_model_that_never_produces_a_program(tmp_path: 
                 "llm.selection=ucb1", "llm.exploration=0.5", "evolution.max_patch_attempts=1",
                 "evolution.max_patch_resamples=1", "novelty.enabled=false"]
         summary, store = run(task, tmp_path / "run", sets)
-    pulls = {row["model"]: row["calls"] for row in store.ledger()}
+    pulls = {row.model: row.calls for row in store.contexts.ledger()}
     assert pulls["good"] > 2 * pulls["bad"]
-    saved = store.get_state("ensemble")
+    saved = store.state.get("ensemble")
     assert all(x == 0.0 for x in saved["bad@0.7"]["improvements"])
     assert summary.best_score > 1.0

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.scripted_llm import COUNTER_MODULE_EVALUATOR, ScriptedLLM, incrementing
+from support.store_queries import sql, stored_events
 
 from cambrian.api import resume, start
 from cambrian.meta.comprehension import REQUEST_LINE as BRIEF_REQUEST
 from cambrian.mutate.first_program import REQUEST_LINE as PROGRAM_REQUEST
 from cambrian.search.engine import RunAborted
 from cambrian.store.store import Store
-from support.scripted_llm import COUNTER_MODULE_EVALUATOR, ScriptedLLM, incrementing
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
 STATEMENT = ("Write a Python module that defines an integer VALUE and a function run() returning "
@@ -77,17 +78,17 @@ def test_llm_writes_the_first_program_and_the_run_completes(tmp_path: Path):
     system = requests[0][0]["content"]
     assert STATEMENT.strip() in system and "1. Start small, then raise VALUE." in system
     store = Store.open(tmp_path / "run")
-    first = store.candidate(1)
+    first = store.candidates.get(1)
     assert first.source == ("# EVOLVE-BLOCK-START\nVALUE = 3\n\n\ndef run():\n    return VALUE\n"
                             "# EVOLVE-BLOCK-END\n")
     assert first.operator == "init" and first.status == "correct"
     assert first.description == "Start from a constant"
     assert first.notes == {"written_by_llm": True, "attempts": 1, "markers_added": True}
-    purpose = store.execute("SELECT c.purpose FROM candidates k JOIN contexts c "
+    purpose = sql(store, "SELECT c.purpose FROM candidates k JOIN contexts c "
                             "ON c.id = k.context_id WHERE k.id = 1").fetchone()[0]
     assert purpose == "first_program"
     # The check was the evaluation: candidate 1 was evaluated once, not again by the loop.
-    assert store.execute("SELECT COUNT(*) FROM evaluations WHERE candidate_id=1").fetchone()[0] == 1
+    assert sql(store, "SELECT COUNT(*) FROM evaluations WHERE candidate_id=1").fetchone()[0] == 1
     assert (tmp_path / "run" / "best" / "program.py").exists()
     store.close()
 
@@ -105,10 +106,10 @@ def test_failed_drafts_are_fed_back_until_one_passes(tmp_path: Path):
     assert "## Your previous attempt" in second and "def run(:" in second and "syntax" in second
     assert "VALUE = 5000" in third and "exceeds the limit" in third
     store = Store.open(tmp_path / "run")
-    failures = [e["payload"] for e in store.events("first_program_failed")]
+    failures = [e["payload"] for e in stored_events(store, "first_program_failed")]
     assert [f["attempt"] for f in failures] == [1, 2]
     assert "syntax" in failures[0]["error"] and "exceeds the limit" in failures[1]["error"]
-    assert store.candidate(1).notes["attempts"] == 3
+    assert store.candidates.get(1).notes["attempts"] == 3
     store.close()
 
 
@@ -123,7 +124,7 @@ def test_when_no_draft_passes_the_run_aborts_clearly_and_resume_tries_again(tmp_
         assert "no code block found" in str(info.value)
         assert len(program_requests(llm)) == 2
     store = Store.open(tmp_path / "run")
-    assert store.candidates() == [] and len(store.events("first_program_failed")) == 2
+    assert store.candidates.list() == [] and len(stored_events(store, "first_program_failed")) == 2
     store.close()
 
     with ScriptedLLM(scripted([NO_MARKERS])) as llm:
@@ -167,9 +168,9 @@ def test_judged_cpp_task_without_initial_program(tmp_path: Path):
     assert "standard input" in instructions and "// EVOLVE-BLOCK-START" in instructions
     assert summary.initial_score is not None and summary.evaluations == 2
     store = Store.open(tmp_path / "run")
-    first = store.candidate(1)
+    first = store.candidates.get(1)
     assert first.source == baseline and first.notes["markers_added"] is False
-    stages = [r[0] for r in store.execute(
+    stages = [r[0] for r in sql(store, 
         "SELECT stage FROM evaluations WHERE candidate_id=1 ORDER BY id")]
     assert stages[-1] == "main" and stages[0] == "quick"  # the judge's normal tiered evaluation
     store.close()

@@ -7,10 +7,11 @@ import json
 import re
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
 from cambrian.api import start
 from cambrian.search.history import lineage_history_note
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def _run(tmp_path: Path, steps: int) -> tuple[Store, list[list[dict[str, str]]]]:
@@ -40,7 +41,7 @@ def test_prompts_show_the_last_steps_of_the_parents_lineage(tmp_path: Path):
     assert all("Increase the value" in step[4] for step in steps)
     assert "(better by" in last_prompt
     # The tag tells the trace how many steps each proposal saw.
-    tagged = [r.notes.get("history_steps") for r in store.candidates("correct") if r.id != 1]
+    tagged = [r.notes.get("history_steps") for r in store.candidates.list("correct") if r.id != 1]
     assert tagged[0] is None and max(t or 0 for t in tagged) == 2
 
 

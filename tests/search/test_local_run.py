@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support.store_queries import sql, stored_events
 
 from cambrian.api import start
 from cambrian.store.store import Store
@@ -26,7 +27,7 @@ def test_local_model_drives_a_short_run(tmp_path: Path):
     evolution.store.close()
     assert summary.initial_score is not None and summary.llm_calls >= 1
     store = Store.open(tmp_path / "run")
-    contexts = store.execute(
+    contexts = sql(store, 
         "SELECT params_json, response_text, prompt_tokens, completion_tokens, cost_usd "
         "FROM contexts WHERE purpose='mutation'").fetchall()
     assert contexts and all(text for _, text, *_ in contexts)
@@ -37,8 +38,8 @@ def test_local_model_drives_a_short_run(tmp_path: Path):
         if "SEARCH" in params["grammar"]:
             assert "<<<<<<< SEARCH\n" in text and ">>>>>>> REPLACE" in text
         else:  # whole function or whole block: exactly one python fence
-            assert len(re.findall(r"^```python$", text, re.M)) == 1
-    statuses = {row.status for row in store.candidates() if row.id != 1}
+            assert len(re.findall(r"^```python$", text, re.MULTILINE)) == 1
+    statuses = {row.status for row in store.candidates.list() if row.id != 1}
     assert statuses <= {"correct", "incorrect", "patch_failed", "rejected", "duplicate"}
-    assert store.events("session_end")[-1]["payload"]["reason"] == summary.stop_reason
+    assert stored_events(store, "session_end")[-1]["payload"]["reason"] == summary.stop_reason
     store.close()

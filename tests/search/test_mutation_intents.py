@@ -7,11 +7,14 @@ import asyncio
 import json
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql
+
 from cambrian.api import resume, start
 from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import TASK_INTENT
-from cambrian.store.store import CandidateRow, Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from cambrian.store.rows import CandidateRow
+from cambrian.store.store import Store
 
 
 def run(task: Path, run_dir: Path, llm: ScriptedLLM, *sets: str) -> dict[str, list[bool]]:
@@ -21,7 +24,7 @@ def run(task: Path, run_dir: Path, llm: ScriptedLLM, *sets: str) -> dict[str, li
     ])
     try:
         asyncio.run(evolution.run())
-        schedule = evolution.mutation_schedule
+        schedule = evolution.slots.requests.mutation_schedule
         return {name: list(q) for name, q in schedule.history.items()} if schedule else {}
     finally:
         evolution.store.close()
@@ -29,13 +32,13 @@ def run(task: Path, run_dir: Path, llm: ScriptedLLM, *sets: str) -> dict[str, li
 
 def llm_children(store: Store) -> list[tuple[CandidateRow, int]]:
     """Children an LLM call produced, each with the id of that call."""
-    context_ids = dict(store.execute("SELECT id, context_id FROM candidates "
+    context_ids = dict(sql(store, "SELECT id, context_id FROM candidates "
                                      "WHERE context_id IS NOT NULL AND id != 1").fetchall())
-    return [(row, context_ids[row.id]) for row in store.candidates() if row.id in context_ids]
+    return [(row, context_ids[row.id]) for row in store.candidates.list() if row.id in context_ids]
 
 
 def task_text(store: Store, context_id: int) -> str:
-    messages = json.loads(store.execute("SELECT messages_json FROM contexts WHERE id=?",
+    messages = json.loads(sql(store, "SELECT messages_json FROM contexts WHERE id=?",
                                         (context_id,)).fetchone()[0])
     user = next(m["content"] for m in messages if m["role"] == "user")
     return user.split("## Your task\n", 1)[1]
@@ -53,8 +56,8 @@ def test_intents_reach_the_prompts_and_the_notes_and_survive_resume(tmp_path: Pa
             assert row.operator == intent.kind  # the intent decides the patch kind
             assert task_text(store, context_id).startswith(intent.instruction)
         assert len({row.notes["intent"] for row, _ in children}) >= 2
-        evaluated = [r for r in store.candidates("correct", "incorrect") if r.id != 1]
-        refused = [r for r in store.candidates("patch_failed") if r.notes.get("reply_refused")]
+        evaluated = [r for r in store.candidates.list("correct", "incorrect") if r.id != 1]
+        refused = [r for r in store.candidates.list("patch_failed") if r.notes.get("reply_refused")]
         assert sum(len(h) for h in live_history.values()) == len(evaluated) + len(refused)
         assert any(any(h) for h in live_history.values())  # the counter task improves often
         store.close()
@@ -62,7 +65,7 @@ def test_intents_reach_the_prompts_and_the_notes_and_survive_resume(tmp_path: Pa
         resumed = resume(tmp_path / "run", providers=None, overrides=[
             "llm.models=[" + json.dumps(llm.model_config()) + "]"])
         try:
-            rebuilt = {name: list(q) for name, q in resumed.mutation_schedule.history.items()}
+            rebuilt = {name: list(q) for name, q in resumed.slots.requests.mutation_schedule.history.items()}
         finally:
             resumed.store.close()
     assert rebuilt == live_history
@@ -74,7 +77,7 @@ def test_restricted_patch_kinds_restrict_the_intents(tmp_path: Path):
         run(task, tmp_path / "run", llm, "evolution.generations=5",
             "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]")
     store = Store.open(tmp_path / "run")
-    intents = {r.notes.get("intent") for r in store.candidates() if r.id != 1}
+    intents = {r.notes.get("intent") for r in store.candidates.list() if r.id != 1}
     assert intents and intents <= {"strategy", "refactor"}
     store.close()
 
@@ -108,7 +111,7 @@ def test_replies_that_cannot_be_used_count_against_their_intent(tmp_path: Path):
         resumed = resume(tmp_path / "run", providers=None, overrides=[
             "llm.models=[" + json.dumps(llm.model_config()) + "]"])
         try:
-            schedule = resumed.mutation_schedule
+            schedule = resumed.slots.requests.mutation_schedule
             rebuilt = {name: list(q) for name, q in schedule.history.items()}
             rewrite_tries = live["strategy"] + live["refactor"]
             assert rewrite_tries and not any(rewrite_tries)

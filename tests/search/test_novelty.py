@@ -5,19 +5,21 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql
 
 from cambrian.api import resume, start
 from cambrian.config import ConfigError, RunConfig, build_config
-from cambrian.llm.ensemble import Ensemble
-from cambrian.llm.factory import build_providers
 from cambrian.llm.embeddings import LocalEmbedder, OpenAIEmbedder, chunk_lines
+from cambrian.llm.factory import build_providers
+from cambrian.llm.gateway import LLMGateway
 from cambrian.search.novelty import SimilarityIndex, build_novelty_filter, resolved_threshold
 from cambrian.search.novelty_judge import JUDGE_QUESTION
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 CIRCLES = Path(__file__).resolve().parents[2] / "examples" / "circle_packing" / "initial.py"
 
@@ -69,18 +71,18 @@ def test_too_similar_proposals_are_rejected_stored_and_resampled(tmp_path: Path)
     with ScriptedLLM(incrementing) as llm:
         store = novelty_run(tmp_path, llm, "novelty.threshold=0.5", "novelty.max_attempts=2",
                             "novelty.judge=false")
-    rejected = store.candidates("rejected")
+    rejected = store.candidates.list("rejected")
     assert rejected, "VALUE = 2 is a near copy of VALUE = 1 under a 0.5 threshold"
     for row in rejected:
         assert row.source and row.error.startswith("too similar to program")
         assert row.notes["similarity"] > 0.5
     # After max_attempts rejections a generation accepts its proposal: the budget is still met.
-    assert store.count("correct", "incorrect") == 4
+    assert store.candidates.count("correct", "incorrect") == 4
     per_generation = {}
     for row in rejected:
         per_generation[row.generation] = per_generation.get(row.generation, 0) + 1
     assert max(per_generation.values()) <= 2
-    assert store.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 4  # accepted only
+    assert sql(store, "SELECT COUNT(*) FROM embeddings").fetchone()[0] == 4  # accepted only
 
 
 def test_the_judge_and_threshold_defaults_follow_the_judge_model():
@@ -100,9 +102,9 @@ def test_auto_judge_asks_remote_models_only(tmp_path: Path):
         {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}]}})
     local = RunConfig()
     for config, wants_judge in ((remote, True), (local, False)):
-        ensemble = Ensemble(config.llm, build_providers(config.llm))
-        novelty = build_novelty_filter(config, None, ensemble)  # type: ignore[arg-type]
-        assert novelty is not None and (novelty.judge is not None) is wants_judge
+        gateway = LLMGateway(config.llm.models, build_providers(config.llm), None)  # type: ignore[arg-type]
+        novelty = build_novelty_filter(config, SimpleNamespace(store=None), gateway)  # type: ignore[arg-type]
+        assert novelty is not None and (novelty.judge_label is not None) is wants_judge
         assert novelty.threshold == (0.95 if wants_judge else 0.999)
 
 
@@ -117,13 +119,13 @@ def test_novelty_judge_can_overrule_the_embedding(tmp_path: Path):
 
     with ScriptedLLM(reply) as llm:
         store = novelty_run(tmp_path, llm, "novelty.threshold=0.5")  # the judge is on by default
-    judged = store.execute("SELECT response_text FROM contexts WHERE purpose='novelty'").fetchall()
+    judged = sql(store, "SELECT response_text FROM contexts WHERE purpose='novelty'").fetchall()
     assert {r[0] for r in judged} == {"SAME", "DIFFERENT"}
-    rejected = store.candidates("rejected")
+    rejected = store.candidates.list("rejected")
     assert rejected and all("novelty judge found no meaningful difference" in r.error
                             for r in rejected)
     assert all(r.notes["judge_context"] for r in rejected)
-    accepted = [r for r in store.candidates("correct", "incorrect") if r.id != 1]
+    accepted = [r for r in store.candidates.list("correct", "incorrect") if r.id != 1]
     assert any(r.notes["similarity"] > 0.5 for r in accepted)  # let through by the judge
 
 
@@ -135,16 +137,16 @@ def test_api_embeddings_over_the_openai_protocol(tmp_path: Path):
         assert vectors[0] @ vectors[2] < 0.5
         store = novelty_run(tmp_path, llm, "novelty.embedding=openai",
                             f"novelty.base_url={llm.base_url}", "novelty.embedding_model=embed-test")
-    models = {r[0] for r in store.execute("SELECT model FROM embeddings")}
+    models = {r[0] for r in sql(store, "SELECT model FROM embeddings")}
     assert models == {"embed-test"}
 
 
 def test_the_index_is_rebuilt_on_resume(tmp_path: Path):
     with ScriptedLLM(incrementing) as llm:
         store = novelty_run(tmp_path, llm)
-        stored = store.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        stored = sql(store, "SELECT COUNT(*) FROM embeddings").fetchone()[0]
         store.close()
         evolution = resume(tmp_path / "run")
-        evolution._restore()
+        evolution.restore()
         assert len(evolution.novelty.index) == stored
         evolution.store.close()

@@ -8,15 +8,18 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import add_candidate, sql, stored_events
 
 from cambrian.api import resume, start
 from cambrian.config import LLMConfig, ModelConfig, NoveltyConfig
 from cambrian.llm.embeddings import LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.factory import build_providers
+from cambrian.llm.gateway import LLMGateway
 from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.novelty_judge import JUDGE_QUESTION, judge_prompt, parse_judge_reply
+from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 CIRCLES = Path(__file__).resolve().parents[2] / "examples" / "circle_packing" / "initial.py"
 
@@ -49,15 +52,16 @@ def judge_filter(store: Store, llm: ScriptedLLM, **novelty) -> NoveltyFilter:
     """A real filter: scripted-server embeddings, the real OpenAI-compatible provider as judge."""
     config = LLMConfig(models=[ModelConfig(**llm.model_config(name="judge"))])
     config.retries.max_attempts = 1
-    provider = build_providers(config)["judge"]
+    recorder = Recorder(store)
+    gateway = LLMGateway(config.models, build_providers(config), recorder)
     return NoveltyFilter(NoveltyConfig(threshold=0.3, **novelty),
-                         OpenAIEmbedder("embed-test", base_url=llm.base_url), store,
-                         provider, "judge", num_islands=2)
+                         OpenAIEmbedder("embed-test", base_url=llm.base_url), recorder,
+                         gateway, "judge", num_islands=2)
 
 
 def store_with_initial(tmp_path: Path) -> Store:
     store = Store.open(tmp_path / "run", create=True)
-    store.add_candidate(generation=0, island=0, parent_id=None, operator="init",
+    add_candidate(store, generation=0, island=0, parent_id=None, operator="init",
                         status="correct", language="python",
                         source="# EVOLVE-BLOCK-START\nVALUE = 1\n# EVOLVE-BLOCK-END\n")
     return store
@@ -70,18 +74,18 @@ def test_a_judge_without_verdict_is_stored_and_logged_not_accepted(
     status = (lambda index: 400) if failure == "http_error" else (lambda index: 200)
     with ScriptedLLM(lambda messages, index: "hmm, hard to say", status_for=status) as llm:
         novelty = judge_filter(store, llm)
-        asyncio.run(novelty.index_initial(store.candidate(1)))
+        asyncio.run(novelty.index_initial(store.candidates.get(1)))
         verdict = asyncio.run(novelty.check(
             "# EVOLVE-BLOCK-START\nVALUE = 2\n# EVOLVE-BLOCK-END\n", island=1))
     assert not verdict.novel and verdict.nearest_id == 1  # the initial program is on island 1
     assert "the novelty judge gave no verdict" in verdict.reason
-    context = store.execute("SELECT error, response_text FROM contexts WHERE id=?",
+    context = sql(store, "SELECT error, response_text FROM contexts WHERE id=?",
                             (verdict.judge_context_id,)).fetchone()
     if failure == "http_error":
         assert "400" in context[0] and context[1] is None
     else:
         assert context == ("", "hmm, hard to say") and "unreadable reply" in verdict.reason
-    events = store.events("novelty_judge_error")
+    events = stored_events(store, "novelty_judge_error")
     assert len(events) == 1 and events[0]["payload"]["context_id"] == verdict.judge_context_id
     assert "novelty judge gave no verdict" in caplog.text
 
@@ -91,14 +95,14 @@ def test_no_judge_call_once_the_budget_is_spent_or_the_verdict_is_unused(tmp_pat
     near_copy = "# EVOLVE-BLOCK-START\nVALUE = 2\n# EVOLVE-BLOCK-END\n"
     with ScriptedLLM(lambda messages, index: "DIFFERENT") as llm:
         novelty = judge_filter(store, llm)
-        asyncio.run(novelty.index_initial(store.candidate(1)))
+        asyncio.run(novelty.index_initial(store.candidates.get(1)))
         unused = asyncio.run(novelty.check(near_copy, island=0, use_judge=False))
-        novelty.budget_check = lambda: "LLM call budget reached (3 of 3 calls)"
+        novelty.gateway.budget = lambda calls: "LLM call budget reached (3 of 3 calls)"
         capped = asyncio.run(novelty.check(near_copy, island=0))
         chat_calls = [m for m in llm.requests if m]  # embedding requests carry no messages
     assert not unused.novel and not capped.novel
     assert "the novelty judge was not asked: LLM call budget reached" in capped.reason
-    assert chat_calls == [] and store.llm_call_count() == 0
+    assert chat_calls == [] and store.contexts.count() == 0
 
 
 def island_run(tmp_path: Path, llm: ScriptedLLM, generations: int, *sets: str):
@@ -117,7 +121,7 @@ def island_run(tmp_path: Path, llm: ScriptedLLM, generations: int, *sets: str):
 
 
 def membership(novelty: NoveltyFilter, store: Store) -> dict[int, set[int]]:
-    ids = [int(r[0]) for r in store.execute("SELECT candidate_id FROM embeddings")]
+    ids = [int(r[0]) for r in sql(store, "SELECT candidate_id FROM embeddings")]
     return {island: {i for i in ids if novelty.index.contains(island, i)}
             for island in range(novelty.num_islands)}
 
@@ -129,17 +133,17 @@ def test_initial_and_migrated_programs_are_indexed_on_their_islands(tmp_path: Pa
         store = Store.open(tmp_path / "run")
         live = membership(evolution.novelty, store)
         assert all(1 in live[island] for island in range(3))
-        moves = [m for e in store.events("migration") for m in e["payload"]["moves"]]
-        embedded = {int(r[0]) for r in store.execute("SELECT candidate_id FROM embeddings")}
+        moves = [m for e in stored_events(store, "migration") for m in e["payload"]["moves"]]
+        embedded = {int(r[0]) for r in sql(store, "SELECT candidate_id FROM embeddings")}
         arrivals = [m for m in moves if m["candidate_id"] in embedded and m["candidate_id"] != 1]
         assert arrivals, "the run must migrate an embedded child"
         for move in arrivals:
             assert move["candidate_id"] in live[move["to_island"]]
-            home = store.candidate(move["candidate_id"]).island
+            home = store.candidates.get(move["candidate_id"]).island
             assert move["candidate_id"] in live[home]  # still where it was proposed
         # Resume rebuilds the same per-island index from the store.
         resumed = resume(tmp_path / "run")
-        resumed._restore()
+        resumed.restore()
         assert membership(resumed.novelty, store) == live
         resumed.store.close()
         store.close()
@@ -151,19 +155,19 @@ def test_without_a_judge_the_code_decides_above_the_automatic_threshold(tmp_path
     example = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
     source = (example / "initial.cpp").read_text()
     store = Store.open(tmp_path / "run", create=True)
-    store.add_candidate(generation=0, island=0, parent_id=None, operator="init",
+    add_candidate(store, generation=0, island=0, parent_id=None, operator="init",
                         status="correct", language="cpp", source=source)
-    novelty = NoveltyFilter(NoveltyConfig(judge=False), LocalEmbedder.shared(), store,
+    novelty = NoveltyFilter(NoveltyConfig(judge=False), LocalEmbedder.shared(), Recorder(store),
                             language="cpp")
-    asyncio.run(novelty.index_initial(store.candidate(1)))
+    asyncio.run(novelty.index_initial(store.candidates.get(1)))
     tuned = source.replace("DISTANCE_POWER = 1.0;", "DISTANCE_POWER = 0.5;")
     verdict = asyncio.run(novelty.check(tuned, island=0))
     assert verdict.similarity > novelty.threshold and verdict.novel
     # A threshold the user set is taken at its word; a copy that differs only in comments and
     # layout is refused under any threshold, with that reason.
     explicit = NoveltyFilter(NoveltyConfig(judge=False, threshold=0.9), LocalEmbedder.shared(),
-                             store, language="cpp")
-    asyncio.run(explicit.index_initial(store.candidate(1)))
+                             Recorder(store), language="cpp")
+    asyncio.run(explicit.index_initial(store.candidates.get(1)))
     set_threshold = asyncio.run(explicit.check(tuned, island=0))
     assert not set_threshold.novel and set_threshold.reason.startswith("too similar")
     commented = source.replace("    return route;\n", "    return route;  // the plan\n\n", 1)

@@ -7,9 +7,11 @@ import asyncio
 import json
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql
+
 from cambrian.api import start
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 # Reports when it started and finished, as seen by the evaluation process itself.
 TIMED_EVALUATOR = """import runpy
@@ -55,10 +57,10 @@ def test_evaluations_overlap_each_other_and_the_llm_calls(tmp_path: Path):
     assert summary.evaluations == 6
     store = Store.open(tmp_path / "run")
     evaluations = []
-    for row in store.candidates("correct"):
-        public = store.evaluation(row.id).public  # type: ignore[union-attr]
+    for row in store.candidates.list("correct"):
+        public = store.evaluations.latest(row.id).public  # type: ignore[union-attr]
         evaluations.append((public["started"], public["finished"]))
-    calls = [(end - latency, end) for end, latency in store.execute(
+    calls = [(end - latency, end) for end, latency in sql(store, 
         "SELECT created_at, latency_s FROM contexts WHERE purpose='mutation'")]
     store.close()
     assert len(evaluations) == 7 and len(calls) >= 6

@@ -7,9 +7,11 @@ import asyncio
 import json
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
+
 from cambrian.api import resume, start
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def models(*servers: tuple[str, ScriptedLLM]) -> str:
@@ -29,16 +31,16 @@ def test_resume_with_a_changed_model_list_keeps_the_surviving_arms(tmp_path: Pat
         finally:
             evolution.store.close()
         store = Store.open(run_dir)
-        saved = store.get_state("ensemble")
-        beta_calls = store.execute("SELECT COUNT(*) FROM contexts WHERE model='beta'").fetchone()[0]
+        saved = store.state.get("ensemble")
+        beta_calls = sql(store, "SELECT COUNT(*) FROM contexts WHERE model='beta'").fetchone()[0]
         store.close()
         assert set(saved) == {"alpha@0.7", "beta@0.7"}
         assert saved["alpha@0.7"]["improvements"] and saved["beta@0.7"]["improvements"]
 
         resumed = resume(run_dir, overrides=[models(("alpha", alpha), ("gamma", gamma)),
                                              "evolution.generations=12"])
-        resumed._restore()
-        stats = resumed.ensemble.bandit.stats  # type: ignore[union-attr]
+        resumed.restore()
+        stats = resumed.slots.ensemble.bandit.stats  # type: ignore[union-attr]
         assert set(stats) == {"alpha@0.7", "gamma@0.7"}
         assert stats["alpha@0.7"].improvements == saved["alpha@0.7"]["improvements"]
         assert stats["alpha@0.7"].completed == len(saved["alpha@0.7"]["improvements"])
@@ -49,13 +51,13 @@ def test_resume_with_a_changed_model_list_keeps_the_surviving_arms(tmp_path: Pat
             resumed.store.close()
     assert summary.evaluations == 12
     store = Store.open(run_dir)
-    final = store.get_state("ensemble")
+    final = store.state.get("ensemble")
     assert set(final) == {"alpha@0.7", "gamma@0.7"}
     before = saved["alpha@0.7"]["improvements"]
     assert final["alpha@0.7"]["improvements"][: len(before)] == before  # continued, not reset
     assert final["gamma@0.7"]["improvements"]  # the new model was pulled and credited
     # The removed model got no call after the resume.
-    assert store.execute("SELECT COUNT(*) FROM contexts WHERE model='beta'").fetchone()[0] == beta_calls
-    snapshots = store.events("bandit")
+    assert sql(store, "SELECT COUNT(*) FROM contexts WHERE model='beta'").fetchone()[0] == beta_calls
+    snapshots = stored_events(store, "bandit")
     assert set(snapshots[-1]["payload"]["shares"]) == {"alpha@0.7", "gamma@0.7"}
     store.close()

@@ -4,10 +4,12 @@ import asyncio
 import json
 from pathlib import Path
 
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql
+
 from cambrian.api import start
 from cambrian.meta.scratchpad import parse_scratchpad
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 META_REPLY = ("WORKED:\n- raising VALUE\nDID NOT WORK:\n- nothing yet\n"
               "RECOMMENDATIONS:\n1. raise VALUE in bigger steps\n2. keep VALUE below the limit\n")
@@ -37,7 +39,7 @@ def test_scratchpad_updates_on_schedule_and_reaches_later_prompts(tmp_path: Path
         evolution.store.close()
         requests = llm.requests
     store = Store.open(tmp_path / "run")
-    notes = store.execute("SELECT evaluated, recommendations_json FROM meta_notes").fetchall()
+    notes = sql(store, "SELECT evaluated, recommendations_json FROM meta_notes").fetchall()
     assert [n[0] for n in notes] == [3, 6]
     assert json.loads(notes[0][1]) == ["raise VALUE in bigger steps", "keep VALUE below the limit"]
     meta_prompt = next(m for m in requests if "Update the notes" in m[-1]["content"])
@@ -47,4 +49,4 @@ def test_scratchpad_updates_on_schedule_and_reaches_later_prompts(tmp_path: Path
     meta_call = [i for i, m in enumerate(requests) if "Update the notes" in m[-1]["content"]][0]
     later = [m[-1]["content"] for m in requests[meta_call + 1:] if "Update the notes" not in m[-1]["content"]]
     assert later and all("raise VALUE in bigger steps" in p for p in later)
-    assert store.execute("SELECT COUNT(*) FROM contexts WHERE purpose='meta'").fetchone()[0] == 2
+    assert sql(store, "SELECT COUNT(*) FROM contexts WHERE purpose='meta'").fetchone()[0] == 2

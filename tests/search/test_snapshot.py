@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import stored_events
 
 from cambrian.api import resume, start
+from cambrian.core.events import CandidateEvaluated, Event
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def islands(evolution) -> list[list[int]]:
@@ -29,12 +31,12 @@ def test_snapshot_tracks_the_archive_and_resume_verifies_it(
             "database.num_islands=3", "database.migration_interval=2",
             "database.migration_rate=0.5", "novelty.enabled=false", "meta.enabled=false"])
 
-        def after_commit(kind: str, data: dict) -> None:
-            if kind == "evaluated":  # the snapshot committed with this evaluation
-                stored = evolution.store.get_state("archive_snapshot")["islands"]
+        def after_commit(event: Event) -> None:
+            if isinstance(event, CandidateEvaluated):  # the snapshot committed with it
+                stored = evolution.store.state.get("archive_snapshot")["islands"]
                 seen.append((stored, islands(evolution)))
 
-        evolution.on_event = after_commit
+        evolution.subscribe(after_commit)
         try:
             asyncio.run(evolution.run())
             live = islands(evolution)
@@ -43,21 +45,21 @@ def test_snapshot_tracks_the_archive_and_resume_verifies_it(
     assert len(seen) == 10 and all(stored == current for stored, current in seen)
     assert len({json.dumps(stored) for stored, _ in seen}) > 3  # it changed as the run went
     store = Store.open(tmp_path / "run")
-    snapshot = store.get_state("archive_snapshot")
+    snapshot = store.state.get("archive_snapshot")
     assert snapshot == {"programs": 10, "islands": live}
-    assert store.events("migration"), "the run must have migrated programs"
+    assert stored_events(store, "migration"), "the run must have migrated programs"
     store.close()
 
     resumed = resume(tmp_path / "run")
-    resumed._restore()
+    resumed.restore()
     assert islands(resumed) == live
-    assert resumed.store.events("archive_snapshot_mismatch") == []
+    assert stored_events(resumed.store, "archive_snapshot_mismatch") == []
 
     # A stored snapshot the replay does not reproduce is reported, not silently overwritten.
     tampered = {"programs": 10, "islands": [live[0][:-1], live[1], live[2]]}
-    resumed.store.put_state("archive_snapshot", tampered)
-    resumed._restore()
-    events = resumed.store.events("archive_snapshot_mismatch")
+    resumed.store.state.put("archive_snapshot", tampered)
+    resumed.archive.verify_snapshot(resumed.store, resumed.ctx.recorder)
+    events = stored_events(resumed.store, "archive_snapshot_mismatch")
     assert len(events) == 1
     assert events[0]["payload"] == {"stored": tampered, "replayed": snapshot}
     assert "did not rebuild the stored archive" in caplog.text

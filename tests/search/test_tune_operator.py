@@ -22,11 +22,12 @@ import time
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM
+from support.store_queries import sql, stored_events
 
 from cambrian.api import resume, start
 from cambrian.store.store import Store
 from cambrian.task.blocks import block_contents
-from support.scripted_llm import ScriptedLLM
 
 TUNABLE = '''"""The score is -|step_size * iterations - 3.7|: -3.2 as written, 0 at best."""
 
@@ -45,8 +46,9 @@ def run():
     return solve()
 '''
 
-# {marker}: a file each evaluation of a parameterised program (a tune trial) appends to, so a
-# test can tell that a tune step is running; {sleep}: seconds each such trial takes.
+# {sleep}: seconds each evaluation of a parameterised program (a tune trial) takes. (A trial
+# leaves no trace outside its scratch folder: evaluations are contained. Its scratch folder,
+# RUN_DIR/work/tune-PARENT-N, tells a test that a tune step is running.)
 TUNABLE_EVALUATOR = '''import pathlib
 import runpy
 import time
@@ -54,8 +56,6 @@ import time
 
 def evaluate(program_path):
     if "PARAMS" in pathlib.Path(program_path).read_text():
-        with open({marker!r}, "a") as marker:
-            marker.write("trial\\n")
         time.sleep({sleep})
     x = runpy.run_path(program_path)["run"]()
     return {{"combined_score": -abs(x - 3.7), "public": {{"x": x}}}}
@@ -74,8 +74,7 @@ def neutral_change(messages: list[dict[str, str]], index: int) -> str:
 def write_task(root: Path, *, sleep: float = 0.0) -> Path:
     root.mkdir(parents=True)
     (root / "initial.py").write_text(TUNABLE)
-    (root / "evaluate.py").write_text(TUNABLE_EVALUATOR.format(
-        marker=str(root / "trials.log"), sleep=sleep))
+    (root / "evaluate.py").write_text(TUNABLE_EVALUATOR.format(sleep=sleep))
     return root
 
 
@@ -95,7 +94,7 @@ def run_to_end(evolution) -> None:
 
 
 def tune_rows(store: Store) -> list:
-    return [r for r in store.candidates() if r.operator == "tune"]
+    return [r for r in store.candidates.list() if r.operator == "tune"]
 
 
 def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp_path: Path):
@@ -109,15 +108,15 @@ def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp
 
         store = Store.open(run_dir)
         [tuned] = tune_rows(store)
-        parent = store.candidate(tuned.parent_id)
+        parent = store.candidates.get(tuned.parent_id)
         assert calls_during_tune == 0  # the tune generation asked the LLM nothing
         # Programs 1 and 2 tie at -3.2; the earliest of the best is tuned.
         assert parent.id == 1 and parent.score == pytest.approx(-3.2)
         assert tuned.status == "correct" and tuned.score > parent.score
         assert tuned.model is None and tuned.notes["llm_free"]
-        assert store.execute("SELECT context_id FROM candidates WHERE id=?",
+        assert sql(store, "SELECT context_id FROM candidates WHERE id=?",
                              (tuned.id,)).fetchone() == (None,)
-        assert store.execute("SELECT kind, operator FROM edges WHERE child_id=?",
+        assert sql(store, "SELECT kind, operator FROM edges WHERE child_id=?",
                              (tuned.id,)).fetchall() == [("parent", "tune")]
         tuning = tuned.notes["tuning"]
         assert tuning["trials"] == 7  # the rewritten program at the defaults, then 6 trials
@@ -128,19 +127,19 @@ def test_a_tune_step_makes_a_child_that_beats_its_parent_and_the_run_resumes(tmp
         assert tuned.source.split("# EVOLVE-BLOCK-END")[1] == \
             parent.source.split("# EVOLVE-BLOCK-END")[1]
         assert f"iterations = {int(tuning['values']['iterations'])}\n" in tuned.source
-        [event] = store.events("tune")
+        [event] = stored_events(store, "tune")
         assert event["payload"]["child_id"] == tuned.id and event["payload"]["parent_id"] == 1
         store.close()
 
         # Resumed again: the next tune step is due and takes a program not tuned before.
         run_to_end(resume(run_dir, overrides=["evolution.generations=17"]))  # 9 + 7 + 1
     store = Store.open(run_dir)
-    steps = [e["payload"] for e in store.events("tune")]
+    steps = [e["payload"] for e in stored_events(store, "tune")]
     assert [s["parent_id"] for s in steps] == [1, tuned.id]  # program 1 is not tuned twice
-    assert store.count("correct", "incorrect") == 4 and store.count("pending") == 0
+    assert store.candidates.count("correct", "incorrect") == 4 and store.candidates.count("pending") == 0
     # Children and trials together spent exactly the evaluation budget.
     assert 3 + sum(s["trials"] for s in steps) == 17
-    assert store.candidate(tuned.id).status == "correct"  # committed work untouched
+    assert store.candidates.get(tuned.id).status == "correct"  # committed work untouched
     store.close()
 
 
@@ -151,9 +150,8 @@ def test_tune_operator_switched_off_leaves_every_generation_to_the_llm(tmp_path:
                 "evolution.generations=3"]
         run_to_end(start(task, overrides=sets, run_dir=tmp_path / "run"))
     store = Store.open(tmp_path / "run")
-    assert not tune_rows(store) and not store.events("tune")
-    assert not (task / "trials.log").exists()  # no parameterised program was ever evaluated
-    assert store.count("correct") == 4
+    assert not tune_rows(store) and not stored_events(store, "tune")
+    assert store.candidates.count("correct") == 4
     store.close()
 
 
@@ -167,17 +165,17 @@ def test_a_failing_tune_step_is_recorded_and_the_generation_goes_to_the_llm(tmp_
         async def broken(source: str, work_dir: Path):
             raise OSError("disk full")
 
-        evolution.tuner.evaluate = broken  # the trial evaluations fail outright
+        evolution.hook("tune").evaluate = broken  # the trial evaluations fail outright
         run_to_end(evolution)
     store = Store.open(run_dir)
-    [step] = [e["payload"] for e in store.events("tune")]
+    [step] = [e["payload"] for e in stored_events(store, "tune")]
     assert step["stopped"] == "the step failed: OSError: disk full"
     assert step["child_id"] is None and step["parent_id"] == 1
     assert not tune_rows(store)
     # The step's one trial counts; every other evaluation went to LLM children, and too few
     # were left for a second step.
     assert step["trials"] == 1
-    assert [r.operator for r in store.candidates("correct")] == ["init"] + ["full"] * 4
+    assert [r.operator for r in store.candidates.list("correct")] == ["init"] + ["full"] * 4
     store.close()
 
 
@@ -195,7 +193,7 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
     task = write_task(tmp_path / "task", sleep=0.5)
     run_dir = tmp_path / "run"
     store_path = run_dir / "run.sqlite"
-    trials = task / "trials.log"
+    second_trial = run_dir / "work" / "tune-1-2"
     with ScriptedLLM(neutral_change) as llm:
         run_to_end(start(task, overrides=settings(llm, budget=4), run_dir=run_dir))
         before = evaluated(store_path)
@@ -204,15 +202,14 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
                                    start_new_session=True)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            if trials.exists() and len(trials.read_text().splitlines()) >= 2:
+            if second_trial.exists():
                 break
             assert process.poll() is None, process.communicate()
             time.sleep(0.05)
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        killed_after = len(trials.read_text().splitlines())
         store = Store.open(run_dir)
-        assert not store.events("tune") and not tune_rows(store), "the kill must land mid-step"
+        assert not stored_events(store, "tune") and not tune_rows(store), "the kill must land mid-step"
         store.close()
 
         resumed = subprocess.run([*CLI, "resume", str(run_dir), "--generations", "7", "--quiet"],
@@ -224,13 +221,13 @@ def test_a_kill_in_the_middle_of_a_tune_step_resumes_cleanly(tmp_path: Path):
     assert {i: after[i] for i in before} == before  # committed work untouched
     store = Store.open(run_dir)
     [tuned] = tune_rows(store)
-    [step] = [e["payload"] for e in store.events("tune")]
+    [step] = [e["payload"] for e in stored_events(store, "tune")]
     assert step["child_id"] == tuned.id and step["parent_id"] == 1 and step["trials"] == 5
-    assert tuned.status == "correct" and tuned.score > store.candidate(1).score
-    assert len(after) == 3 and store.count("pending") == 0  # the initial program + 2 children
-    # The interrupted step ran again from its start (same seed): its trials came on top.
-    assert len(trials.read_text().splitlines()) == killed_after + 5
-    assert store.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert tuned.status == "correct" and tuned.score > store.candidates.get(1).score
+    assert len(after) == 3 and store.candidates.count("pending") == 0  # the initial program + 2 children
+    # The interrupted step ran again from its start (same seed), its killed trials uncounted.
+    assert not (run_dir / "work" / "tune-1-2").exists()
+    assert sql(store, "PRAGMA integrity_check").fetchone()[0] == "ok"
     store.close()
 
 
@@ -292,7 +289,7 @@ def test_a_tune_step_on_a_judged_cpp_task_goes_through_define_macros(tmp_path: P
         run_to_end(resume(run_dir, overrides=["evolution.generations=7"]))  # 1 + 5 + 1
     store = Store.open(run_dir)
     [tuned] = tune_rows(store)
-    parent = store.candidate(tuned.parent_id)
+    parent = store.candidates.get(tuned.parent_id)
     assert tuned.status == "correct" and tuned.score > parent.score
     assert [k["name"] for k in tuned.notes["tuning"]["knobs"]] == ["fraction"]
     assert "double fraction = 0.25;" not in tuned.source and "#define" not in tuned.source

@@ -173,7 +173,7 @@ def write_counter_task(root, *, contract: str = "module", limit: int = 1000, sle
     return root
 
 
-CODE_BLOCK = re.compile(r"## Current program\n```[a-z]*\n(.*?)```", re.S)
+CODE_BLOCK = re.compile(r"## Current program\n```[a-z]*\n(.*?)```", re.DOTALL)
 
 
 def current_value(messages: list[dict[str, str]]) -> int:

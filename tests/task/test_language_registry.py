@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cambrian.task.languages import (
+from cambrian.lang.languages import (
     CPP,
     GENERIC,
     LANGUAGES,

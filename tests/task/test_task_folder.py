@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import write_counter_task
 
 from cambrian.config import build_config
 from cambrian.task.folder import TaskError, load_task
-from support.scripted_llm import write_counter_task
 
 
 def load(root: Path, **task_settings):

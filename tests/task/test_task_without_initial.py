@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.scripted_llm import COUNTER_MODULE_EVALUATOR
 
 from cambrian.config import build_config
 from cambrian.task.folder import TaskError, load_task
-from support.scripted_llm import COUNTER_MODULE_EVALUATOR
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
 

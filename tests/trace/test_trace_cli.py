@@ -42,7 +42,7 @@ def test_export_then_import(app: typer.Typer, run_dir: Path, tmp_path: Path):
     assert imported.exit_code == 0, imported.output
     store = Store.open(tmp_path / "copy")
     try:
-        assert store.count("correct") == 6
+        assert store.candidates.count("correct") == 6
     finally:
         store.close()
     again = runner.invoke(app, ["trace", "import", str(tmp_path / "export"),

@@ -50,7 +50,7 @@ def test_a_local_run_analysed_end_to_end(tmp_path: Path):
     finally:
         evolution.store.close()
     store = Store.open(run_dir)
-    children = [r for r in store.candidates("correct", "incorrect") if r.id != 1]
+    children = [r for r in store.candidates.list("correct", "incorrect") if r.id != 1]
     store.close()
     assert children, "the local model produced no evaluated child to analyse"
 

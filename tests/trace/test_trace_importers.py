@@ -126,12 +126,12 @@ def test_shinka_import_to_a_cambrian_store(tmp_path: Path):
     run_dir = import_to_store(folder, tmp_path / "imported")
     store = Store.open(run_dir)
     try:
-        rows = store.candidates()
+        rows = store.candidates.list()
         assert [r.notes["trace_id"] for r in rows] == [UUID_A, UUID_B, UUID_C, UUID_D]
         assert [r.parent_id for r in rows] == [None, 1, 2, 2]
         status = run_status(store)
         assert status.best_score == 60.0 and status.best_id == 4 and status.llm_calls == 3
-        assert store.run_info()["framework"] == "shinkaevolve"
+        assert store.runs.info().framework == "shinkaevolve"
     finally:
         store.close()
     original = analyse_cycling(load_trace(folder)).to_dict()
@@ -202,7 +202,7 @@ def test_openevolve_import_to_store(tmp_path: Path):
     store = Store.open(import_to_store(output, tmp_path / "imported"))
     try:
         assert run_status(store).best_score == 2.0
-        assert store.count("incorrect") == 1
+        assert store.candidates.count("incorrect") == 1
     finally:
         store.close()
 

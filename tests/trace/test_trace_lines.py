@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cambrian.trace.lines import (
+from cambrian.lang.lines import (
     code_part,
     is_comment_only,
     is_counted,

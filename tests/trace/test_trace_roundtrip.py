@@ -86,8 +86,8 @@ def test_rebuilt_store_serves_the_rest_of_cambrian(evolved_run: Path, tmp_path: 
         before, after = (run_status(s) for s in stores)
         assert (after.best_score, after.best_id, after.by_status, after.llm_calls) == \
             (before.best_score, before.best_id, before.by_status, before.llm_calls)
-        assert stores[1].get_meta("program_filename") == "program.py"
-        assert stores[1].evaluation(1).private == stores[0].evaluation(1).private
+        assert stores[1].meta.get("program_filename") == "program.py"
+        assert stores[1].evaluations.latest(1).private == stores[0].evaluations.latest(1).private
     finally:
         for store in stores:
             store.close()

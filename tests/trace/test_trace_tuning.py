@@ -19,10 +19,10 @@ from cambrian.api import start
 from cambrian.config import ModelConfig
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.mutate.tuning_targets import tuning_target_lines
+from cambrian.task.knobs import Knob, enforce_rules, find_knobs, literal_sites
 from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings, local_steps
 from cambrian.trace.cli import register
 from cambrian.trace.knob_llm import propose_knobs, validate_proposals
-from cambrian.trace.knobs import Knob, enforce_rules, find_knobs, literal_sites
 from cambrian.trace.llm_choice import provider_for
 from cambrian.trace.param_rewrite import parameterise, substitute
 from cambrian.trace.run_evaluation import score_of

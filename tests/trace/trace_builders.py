@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cambrian.evaluate.result import EvaluationResult
+from support.store_queries import add_candidate, add_context
+
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.llm.base import GenerationParams, LLMRequest, LLMResponse, Message, Usage
 from cambrian.store.store import Store
 
@@ -57,14 +59,14 @@ def build_run(run_dir: Path, programs: list[Program], *, direction: str = "maxim
     """A run store holding ``programs`` (ids 1..n), each child made by one recorded LLM call."""
     store = Store.open(run_dir, create=True)
     with store.transaction():
-        store.create_run(run_id=f"run-{task}", task_name=task, task_dir="/tasks/" + task,
+        store.runs.create(run_id=f"run-{task}", task_name=task, task_dir="/tasks/" + task,
                          direction=direction, language=language,
                          config={"evolution": {"generations": len(programs) - 1}}, seed=0,
                          code_version="test")
-        store.add_environment(evaluator="evaluate.py", contract="module",
+        store.runs.add_environment(evaluator="evaluate.py", contract="module",
                               command="evaluate(P) from evaluate.py", limits={"timeout_s": 10},
                               toolchain={"python": "3.11"}, file_hashes={"evaluate.py": "00"})
-        store.set_meta("program_filename", "program.py")
+        store.meta.set("program_filename", "program.py")
         for index, program in enumerate(programs, start=1):
             context_id = None
             if program.parent is not None:
@@ -74,10 +76,10 @@ def build_run(run_dir: Path, programs: list[Program], *, direction: str = "maxim
                 response = LLMResponse(text=f"```python\n{program.source or 'garbage'}```",
                                        model="scripted", usage=Usage(120, 40),
                                        finish_reason="stop", latency_s=0.5, cost_usd=0.001)
-                context_id = store.add_context(purpose="mutation", model="scripted",
+                context_id = add_context(store, purpose="mutation", model="scripted",
                                                provider="openai", request=request,
                                                response=response)
-            candidate_id = store.add_candidate(
+            candidate_id = add_candidate(store, 
                 generation=program.iteration, island=0, parent_id=program.parent,
                 operator="init" if program.parent is None else "diff", status="pending",
                 language=language, source=program.source, model=None if program.parent is None
@@ -86,18 +88,18 @@ def build_run(run_dir: Path, programs: list[Program], *, direction: str = "maxim
             )
             assert candidate_id == index
             if program.parent is not None:
-                store.add_edge(program.parent, candidate_id, "parent", "diff")
+                store.lineage.add_edge(program.parent, candidate_id, "parent", "diff")
             if program.source is None:
-                store.update_candidate(candidate_id, status=program.status,
+                store.candidates.update(candidate_id, status=program.status,
                                        error="reply could not be applied")
                 continue
             ok = program.status == "correct"
-            store.add_evaluation(candidate_id, EvaluationResult(
+            store.evaluations.add(candidate_id, EvaluationResult(
                 status="ok" if ok else "incorrect", combined_score=program.score,
                 public={"value": program.score}, private={"secret": index},
                 text_feedback=f"scored {program.score}", duration_s=0.25,
             ))
-            store.update_candidate(candidate_id, status=program.status, score=program.score)
+            store.candidates.update(candidate_id, status=program.status, score=program.score)
     store.close()
     return run_dir
 

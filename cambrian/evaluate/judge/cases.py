@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from cambrian.evaluate.judge.task_spec import CaseRef
+from cambrian.config.judge import CaseRef
 from cambrian.evaluate.sandbox import run_sandboxed
 
 GENERATOR_MAX_OUTPUT_BYTES = 64_000_000

@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cambrian.config.judge import JudgeConfigError
 from cambrian.evaluate.judge.generalization import GeneralizationReport, generalization_report
-from cambrian.evaluate.judge.task_spec import JudgeConfigError
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:

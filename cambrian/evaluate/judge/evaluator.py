@@ -8,12 +8,16 @@ puts everything it learns into `EvaluationResult.private`, never into fields a p
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cambrian.config.judge import CaseRef, JudgeTask
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.judge.cases import CaseGenerationError, CaseStore
 from cambrian.evaluate.judge.scoring import Scorer
 from cambrian.evaluate.judge.summary import (
@@ -24,7 +28,6 @@ from cambrian.evaluate.judge.summary import (
     score_statistics,
     verdict_counts,
 )
-from cambrian.evaluate.judge.task_spec import CaseRef, JudgeTask
 from cambrian.evaluate.judge.toolchains import (
     CompileCache,
     CompileResult,
@@ -33,7 +36,6 @@ from cambrian.evaluate.judge.toolchains import (
     toolchain_for,
 )
 from cambrian.evaluate.judge.verdicts import CaseResult, RunLimits, Verdict, classify_run
-from cambrian.evaluate.result import EvaluationResult
 from cambrian.evaluate.sandbox import run_sandboxed
 
 # Feeds the case file to the program as stdin; `exec` keeps the sandbox's process the program.
@@ -46,6 +48,19 @@ class CaseBatch:
     results: list[CaseResult]  # in case order; cases not run are left out
     skipped: int = 0
     outputs: dict[str, str] = field(default_factory=dict)  # case id -> stdout, when kept
+
+
+def _fresh_file(path: Path, text: str) -> Path:
+    """Writes `text` to a new file at `path`, never through a link the program left there."""
+    if path.is_symlink() or path.exists():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
 
 
 def _safe_dirname(case_id: str) -> str:
@@ -142,6 +157,8 @@ class JudgedEvaluator:
     ) -> tuple[CaseResult, str]:
         case_dir = Path(work_dir) / "cases" / _safe_dirname(case.case_id)
         case_dir.mkdir(parents=True, exist_ok=True)
+        # The case folder is the program's scratch folder, the only place it may write; the
+        # input file and the compiled artifact (absolute arguments) stay readable.
         run = await run_sandboxed(
             [*STDIN_WRAPPER, str(input_path), *compiled.run_argv],
             cwd=case_dir,
@@ -150,13 +167,13 @@ class JudgedEvaluator:
             memory_limit_mb=self.limits.memory_limit_mb,
             max_output_bytes=self.limits.max_output_bytes,
             cpu_time_limit_s=self.limits.time_limit_s,
+            scratch_dir=case_dir,
         )
         failure = classify_run(run, self.limits)
         if failure is not None:
             verdict, message = failure
             return CaseResult(case.case_id, verdict, None, run.duration_s, message), ""
-        output_path = case_dir / "output.txt"
-        output_path.write_text(run.stdout, encoding="utf-8")
+        output_path = _fresh_file(case_dir / "output.txt", run.stdout)
         scored = await self.scorer.score(input_path, output_path, run.stdout)
         if scored.error is not None:
             return CaseResult(case.case_id, Verdict.WA, None, run.duration_s, scored.error), ""

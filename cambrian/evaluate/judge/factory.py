@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 
+from cambrian.config.judge import JudgeConfig, parse_judge_config, resolve_judge_task
 from cambrian.evaluate.judge.cases import CaseStore
 from cambrian.evaluate.judge.evaluator import JudgedEvaluator
 from cambrian.evaluate.judge.remote import RemoteScorer
-from cambrian.evaluate.judge.task_spec import JudgeConfig, parse_judge_config, resolve_judge_task
 from cambrian.evaluate.judge.tiers import ReferenceProvider, TieredEvaluator
 from cambrian.evaluate.judge.toolchains import CompileCache
 

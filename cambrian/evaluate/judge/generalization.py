@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cambrian.config.judge import JudgeConfigError, parse_judge_config
 from cambrian.evaluate.judge.factory import build_judged_evaluator
-from cambrian.evaluate.judge.task_spec import JudgeConfigError, parse_judge_config
-from cambrian.store.store import CandidateRow, Store
+from cambrian.store.rows import CandidateRow
+from cambrian.store.store import Store
 
 WORK_DIRNAME = "generalization"
 
@@ -60,7 +61,7 @@ def _gain(delta: float, maximize: bool) -> float:
 
 def _promoted(store: Store, candidate_id: int) -> bool:
     """False for candidates screened out at a tiered evaluation's quick stage."""
-    result = store.evaluation(candidate_id)
+    result = store.evaluations.latest(candidate_id)
     return result is None or result.extra.get("promoted", True) is not False
 
 
@@ -68,13 +69,10 @@ def best_so_far_chain(store: Store, maximize: bool) -> list[CandidateRow]:
     """Correct candidates that improved on the best public score, in evaluation order."""
     # A candidate's rows (one per stage, then "main") are committed together: its first row
     # dates the commit, as in Store.evaluated_in_commit_order.
-    finished = store.execute(
-        "SELECT candidate_id FROM evaluations GROUP BY candidate_id ORDER BY MIN(id)"
-    ).fetchall()
     chain: list[CandidateRow] = []
     best: float | None = None
-    for (candidate_id,) in finished:
-        row = store.candidate(int(candidate_id))
+    for candidate_id in store.evaluations.committed_order():
+        row = store.candidates.get(candidate_id)
         if row.status != "correct" or row.score is None or row.source is None:
             continue
         if best is not None and _gain(row.score - best, maximize) <= 0:
@@ -128,17 +126,17 @@ async def generalization_report(
     run_dir = Path(run_dir)
     store = Store.open(run_dir)
     try:
-        info = store.run_info()
-        judge_section = judge_override or info["config"].get("judge")
+        info = store.runs.info()
+        judge_section = judge_override or info.config.get("judge")
         if not judge_section:
             raise JudgeConfigError(
                 f"{run_dir} is not a judged run: its config has no `judge` section"
             )
         judge = parse_judge_config(judge_section)
-        direction = judge.resolved_direction(info["direction"])
+        direction = judge.resolved_direction(info.direction)
         maximize = direction == "maximize"
         evaluator = build_judged_evaluator(
-            Path(info["task_dir"]), judge, run_dir=run_dir, task_direction=direction
+            Path(info.task_dir), judge, run_dir=run_dir, task_direction=direction
         )
         if not evaluator.task.private:
             raise JudgeConfigError("the judge section declares no private cases "
@@ -160,6 +158,6 @@ async def generalization_report(
     finally:
         shutil.rmtree(work_root, ignore_errors=True)
     return GeneralizationReport(
-        run_dir=run_dir, task_name=info["task_name"], direction=direction,
+        run_dir=run_dir, task_name=info.task_name, direction=direction,
         private_cases=len(evaluator.task.private), steps=steps,
     )

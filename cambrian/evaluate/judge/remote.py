@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 
+from cambrian.config.judge import RemoteConfig
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.judge.scoring import interpret_reply
-from cambrian.evaluate.judge.task_spec import RemoteConfig
-from cambrian.evaluate.result import EvaluationResult
 
 REPLY_EXCERPT_CHARS = 300
 

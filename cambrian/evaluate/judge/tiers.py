@@ -35,12 +35,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from cambrian.config.judge import TierConfig
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.judge.cases import CaseGenerationError
 from cambrian.evaluate.judge.evaluator import SOURCE_EXTENSIONS, CaseBatch, JudgedEvaluator
 from cambrian.evaluate.judge.remote import RemoteScorer
-from cambrian.evaluate.judge.task_spec import TierConfig
 from cambrian.evaluate.judge.toolchains import CompilerUnavailable
-from cambrian.evaluate.result import EvaluationResult
 
 ReferenceProvider = Callable[[], Mapping[str, float] | None]
 STAGE_QUICK = "quick"
@@ -126,12 +126,7 @@ def reference_from_store(store: Any, maximize: bool) -> dict[str, float] | None:
     Only candidates whose status is 'correct' count (screened ones never do); the best is the
     one with the best full-stage score.
     """
-    rows = store.execute(
-        "SELECT e.candidate_id, e.stage, e.combined_score FROM evaluations e "
-        "JOIN candidates c ON c.id = e.candidate_id "
-        "WHERE c.status = 'correct' AND e.status = 'ok' AND e.combined_score IS NOT NULL "
-        "AND e.stage IN ('quick', 'full', 'remote') ORDER BY e.id"
-    ).fetchall()
+    rows = store.evaluations.correct_stage_scores((STAGE_QUICK, STAGE_FULL, STAGE_REMOTE))
     per_candidate: dict[int, dict[str, float]] = {}
     for candidate_id, stage, score in rows:
         per_candidate.setdefault(int(candidate_id), {})[stage] = float(score)

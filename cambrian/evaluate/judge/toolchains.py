@@ -29,6 +29,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from cambrian.evaluate.child_env import SCRATCH_TMP_DIRNAME
+from cambrian.evaluate.containment import reclaim_ownership
 from cambrian.evaluate.sandbox import run_sandboxed
 
 RESULT_FILENAME = "result.json"
@@ -39,9 +41,9 @@ COMPILER_OUTPUT_BYTES = 200_000
 COMPILER_ENV = {"LC_ALL": "C", "LANG": "C"}
 
 _LINE_REFERENCES = (
-    re.compile(r"^main\.(?:cpp|rs):(\d+):\d+:", re.M),  # g++
-    re.compile(r"-->\s*main\.rs:(\d+):\d+", re.M),  # rustc
-    re.compile(r'File "main\.py", line (\d+)', re.M),  # py_compile
+    re.compile(r"^main\.(?:cpp|rs):(\d+):\d+:", re.MULTILINE),  # g++
+    re.compile(r"-->\s*main\.rs:(\d+):\d+", re.MULTILINE),  # rustc
+    re.compile(r'File "main\.py", line (\d+)', re.MULTILINE),  # py_compile
 )
 
 
@@ -55,6 +57,10 @@ class Toolchain:
     version_argv: tuple[str, ...]
     # Prefix put before the artifact's path to run it (an interpreter), empty for binaries.
     interpreter: tuple[str, ...] = ()
+    # The compiler runs contained (allow-listed environment, HOME in its build folder, maybe
+    # another user): variables and folders it needs besides its own executable.
+    compile_env: tuple[tuple[str, str], ...] = ()
+    compile_read_paths: tuple[str, ...] = ()
 
     def run_argv(self, artifact: Path) -> list[str]:
         return [*self.interpreter, str(artifact)]
@@ -74,13 +80,26 @@ def cpp_toolchain(compiler: str = "g++") -> Toolchain:
     )
 
 
+def _rustup_homes() -> tuple[tuple[str, str], ...]:
+    """rustup's proxies find their toolchains through these (by default under HOME)."""
+    home = Path.home()
+    homes = (("RUSTUP_HOME", os.environ.get("RUSTUP_HOME") or str(home / ".rustup")),
+             ("CARGO_HOME", os.environ.get("CARGO_HOME") or str(home / ".cargo")))
+    found = tuple((name, folder) for name, folder in homes if Path(folder).is_dir())
+    toolchain = os.environ.get("RUSTUP_TOOLCHAIN")
+    return found + ((("RUSTUP_TOOLCHAIN", toolchain),) if toolchain else ())
+
+
 def rust_toolchain(compiler: str = "rustc") -> Toolchain:
+    homes = _rustup_homes()
     return Toolchain(
         language="rust",
         source_name="main.rs",
         compile_argv=(compiler, "-O", "--edition", "2021", "-o", "program", "main.rs"),
         artifact_name="program",
         version_argv=(compiler, "--version"),
+        compile_env=homes,
+        compile_read_paths=tuple(folder for name, folder in homes if name.endswith("_HOME")),
     )
 
 
@@ -105,7 +124,7 @@ def toolchain_for(language: str, python: str = sys.executable) -> Toolchain:
     raise ValueError(f"no judge toolchain for language {language!r} (python, cpp, rust)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiler_version(version_argv: tuple[str, ...]) -> str:
     """First line of `compiler --version`; part of the cache key, so an upgrade recompiles."""
     try:
@@ -226,12 +245,17 @@ class CompileCache:
             (build_dir / toolchain.source_name).write_text(source, encoding="utf-8")
             self.compiler_invocations += 1
             started = time.monotonic()
+            # The compiler reads candidate source: contained, writing only its build folder.
             run = await run_sandboxed(
-                list(toolchain.compile_argv), cwd=build_dir, env=COMPILER_ENV,
+                list(toolchain.compile_argv), cwd=build_dir,
+                env={**COMPILER_ENV, **dict(toolchain.compile_env)},
                 timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb,
                 max_output_bytes=COMPILER_OUTPUT_BYTES,
+                scratch_dir=build_dir, read_only_paths=toolchain.compile_read_paths,
             )
             duration = time.monotonic() - started
+            shutil.rmtree(build_dir / SCRATCH_TMP_DIRNAME, ignore_errors=True)
+            reclaim_ownership(build_dir)
             if run.timed_out:
                 return CompileResult(
                     ok=False, key=key, artifact=None, run_argv=(), cache_hit=False,

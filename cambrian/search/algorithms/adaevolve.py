@@ -25,12 +25,17 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from cambrian.config import StrictModel
+from cambrian.core.events import Event
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
     Selector,
     SelectorContext,
-    SelectorEvent,
+)
+from cambrian.search.algorithm_events import (
+    AlgorithmGuidance,
+    AlgorithmGuidanceFailed,
+    IslandSpawned,
 )
 from cambrian.search.algorithms.adaptive import (
     IslandProgress,
@@ -40,7 +45,7 @@ from cambrian.search.algorithms.adaptive import (
     ucb_island,
 )
 from cambrian.search.algorithms.openevolve import fitness_proportional
-from cambrian.search.hooks import LoopHooks
+from cambrian.search.hooks import AlgorithmHooks
 from cambrian.search.registry import AlgorithmSpec, register_algorithm
 from cambrian.task.blocks import BlockError, block_contents
 
@@ -92,7 +97,7 @@ class AdaEvolveSelector(Selector):
 
     # ------------------------------------------------------------------ progress
 
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         self.record(program)
         fitness = program.fitness if program.correct else None
         previous_best = self.observed.best
@@ -115,7 +120,7 @@ class AdaEvolveSelector(Selector):
             self.since_global_improvement += 1
         return self._maybe_spawn()
 
-    def _maybe_spawn(self) -> list[SelectorEvent]:
+    def _maybe_spawn(self) -> list[Event]:
         options = self.options
         if (len(self.islands) >= options.max_islands or self.observed.best is None
                 or self.evaluations - self.last_spawn < options.spawn_cooldown
@@ -126,10 +131,8 @@ class AdaEvolveSelector(Selector):
         island.seed(seed.id, seed.fitness)  # type: ignore[arg-type]
         self.islands.append(island)
         self.last_spawn = self.evaluations
-        return [SelectorEvent("island_spawned", {
-            "island": len(self.islands) - 1, "seed_id": seed.id, "seed_rule": options.spawn_seed,
-            "evaluated": self.evaluations,
-        })]
+        return [IslandSpawned(island=len(self.islands) - 1, seed_id=seed.id,
+                              seed_rule=options.spawn_seed, evaluated=self.evaluations)]
 
     def _spawn_seed(self) -> ProgramRecord:
         best = self.best()
@@ -216,7 +219,7 @@ class AdaEvolveSelector(Selector):
         }
 
 
-class AdaEvolveHooks(LoopHooks):
+class AdaEvolveHooks(AlgorithmHooks):
     """Paradigm breakthrough: one LLM call for a new direction when global progress stalls."""
 
     selector: AdaEvolveSelector
@@ -231,25 +234,24 @@ class AdaEvolveHooks(LoopHooks):
         return (sel.guidance_left == 0 and sel.since_global_improvement >= window
                 and (self.last_request is None or sel.evaluations - self.last_request >= window))
 
-    async def step(self, evaluated: int) -> list[SelectorEvent]:
+    async def step(self, evaluated: int) -> list[Event]:
         sel = self.selector
         self.last_request = sel.evaluations
         best = sel.best()
         if best is None:
             return []
-        reply = await self.services.assistant.ask(
+        reply = await self.services.ask(
             "paradigm", self.prompt(best), max_tokens=self.options.guidance_max_tokens)
         direction = parse_direction(reply or "")
         if not direction:
-            return [SelectorEvent("guidance_failed", {"evaluated": sel.evaluations,
-                                                      "reply": (reply or "")[:500]})]
+            return [AlgorithmGuidanceFailed(evaluated=sel.evaluations, reply=(reply or "")[:500])]
         entry = {"evaluated": sel.evaluations, "best_id": best.id, "guidance": direction}
         self.history.append(entry)
         sel.guidance, sel.guidance_left = direction, self.options.guidance_uses
-        return [SelectorEvent("guidance", entry)]
+        return [AlgorithmGuidance(**entry)]
 
     def prompt(self, best: ProgramRecord) -> str:
-        source = self.services.store.candidate(best.id).source or ""
+        source = self.services.store.candidates.get(best.id).source or ""
         try:
             code = "\n".join(block_contents(source))
         except BlockError:
@@ -280,7 +282,7 @@ class AdaEvolveHooks(LoopHooks):
 
 def parse_direction(reply: str) -> str:
     """The direction text of a reply (after ``DIRECTION:`` when present), one paragraph."""
-    match = re.search(r"DIRECTION:\s*(.+?)(?:\n\s*\n|$)", reply, re.S | re.I)
+    match = re.search(r"DIRECTION:\s*(.+?)(?:\n\s*\n|$)", reply, re.DOTALL | re.IGNORECASE)
     text = match.group(1) if match else reply.strip().split("\n\n")[0]
     return " ".join(text.split())[:600]
 

@@ -15,7 +15,8 @@ import numpy as np
 from pydantic import Field
 
 from cambrian.config import StrictModel
-from cambrian.search.algorithm import ParentSample, ProgramRecord, Selector, SelectorEvent
+from cambrian.core.events import Event
+from cambrian.search.algorithm import ParentSample, ProgramRecord, Selector
 from cambrian.search.registry import AlgorithmSpec, register_algorithm
 from cambrian.search.selection import SelectionContext, select_beam
 
@@ -35,7 +36,7 @@ class BeamOptions(StrictModel):
 class FlatSelector(Selector):
     """Shared bookkeeping: the correct programs, best first."""
 
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         self.record(program)
         return []
 

@@ -22,16 +22,17 @@ import numpy as np
 from pydantic import Field
 
 from cambrian.config import StrictModel
+from cambrian.core.events import Event
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
     Selector,
     SelectorContext,
-    SelectorEvent,
 )
+from cambrian.search.algorithm_events import StrategyRejected, StrategyRollback, StrategySwap
 from cambrian.search.algorithms import strategy_sandbox
 from cambrian.search.algorithms.strategy_sandbox import StrategyError
-from cambrian.search.hooks import LoopHooks
+from cambrian.search.hooks import AlgorithmHooks
 from cambrian.search.registry import AlgorithmSpec, register_algorithm
 
 DEFAULT_STRATEGY = '''def select(programs, rng):
@@ -77,12 +78,12 @@ class EvoxSelector(Selector):
         self.strategy_source = DEFAULT_STRATEGY
         self.previous_source: str | None = None
         self.strategy = strategy_sandbox.load_strategy(DEFAULT_STRATEGY)
-        self.pending_events: list[SelectorEvent] = []  # rollbacks found while sampling
+        self.pending_events: list[Event] = []  # rollbacks found while sampling
         self.evaluations = 0
         self.since_improvement = 0
         self.best_history: list[tuple[int, float]] = []  # (evaluations, new best fitness)
 
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         best = self.best()
         self.record(program)
         if program.id != self.context.initial_id:
@@ -114,10 +115,9 @@ class EvoxSelector(Selector):
             restored = DEFAULT_STRATEGY
         self.strategy = strategy_sandbox.load_strategy(restored)
         self.strategy_source, self.previous_source = restored, None
-        self.pending_events.append(SelectorEvent("strategy_rollback", {
-            "error": error, "failed_source": failed, "restored_source": restored,
-            "evaluated": self.evaluations,
-        }))
+        self.pending_events.append(StrategyRollback(
+            error=error, failed_source=failed, restored_source=restored,
+            evaluated=self.evaluations))
 
     def sample(self, rng: np.random.Generator) -> ParentSample | None:
         archive = self.archive()
@@ -158,7 +158,7 @@ class EvoxSelector(Selector):
                 "custom_strategy": self.strategy_source != DEFAULT_STRATEGY}
 
 
-class EvoxHooks(LoopHooks):
+class EvoxHooks(AlgorithmHooks):
     """Rewrites the strategy on stalls and records rollbacks the selector ran into."""
 
     selector: EvoxSelector
@@ -176,27 +176,27 @@ class EvoxHooks(LoopHooks):
     def due(self, evaluated: int) -> bool:
         return bool(self.selector.pending_events) or self._stalled()
 
-    async def step(self, evaluated: int) -> list[SelectorEvent]:
+    async def step(self, evaluated: int) -> list[Event]:
         events, self.selector.pending_events = self.selector.pending_events, []
         if self._stalled():
             events.append(await self.rewrite())
         return events
 
-    async def rewrite(self) -> SelectorEvent:
+    async def rewrite(self) -> Event:
         sel = self.selector
         self.last_attempt = sel.evaluations
-        reply = await self.services.assistant.ask(
+        reply = await self.services.ask(
             "strategy", self.prompt(), max_tokens=self.options.rewrite_max_tokens, temperature=0.7)
         source = extract_code(reply or "")
         error = "the reply holds no code block" if source is None else await self.validate(source)
         outcome = {"evaluated": sel.evaluations, "accepted": error is None, "error": error}
         self.attempts.append(outcome)
         if error is not None:
-            return SelectorEvent("strategy_rejected", {**outcome, "source": source or (reply or "")[:2000]})
+            return StrategyRejected(**outcome, source=source or (reply or "")[:2000])
         assert source is not None
         sel.install(source)
-        return SelectorEvent("strategy_swap", {"evaluated": sel.evaluations, "source": source,
-                                               "previous_source": sel.previous_source})
+        return StrategySwap(evaluated=sel.evaluations, source=source,
+                            previous_source=sel.previous_source)
 
     async def validate(self, source: str) -> str | None:
         archives = SYNTHETIC_ARCHIVES + [self.selector.archive()]
@@ -239,7 +239,7 @@ class EvoxHooks(LoopHooks):
 
 def extract_code(reply: str) -> str | None:
     """The first fenced code block of ``reply`` (preferring a python one)."""
-    blocks = re.findall(r"```([a-zA-Z0-9_+-]*)\n(.*?)```", reply, re.S)
+    blocks = re.findall(r"```([a-zA-Z0-9_+-]*)\n(.*?)```", reply, re.DOTALL)
     if not blocks:
         return None
     python = [code for lang, code in blocks if lang.lower() in ("python", "py")]

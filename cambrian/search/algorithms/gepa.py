@@ -25,12 +25,12 @@ import numpy as np
 from pydantic import Field
 
 from cambrian.config import StrictModel
+from cambrian.core.events import Event
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
     Selector,
     SelectorContext,
-    SelectorEvent,
 )
 from cambrian.search.algorithms.code_merge import merge_programs
 from cambrian.search.algorithms.pareto import (
@@ -41,7 +41,7 @@ from cambrian.search.algorithms.pareto import (
     weakest_keys,
     wins_against,
 )
-from cambrian.search.hooks import DirectChild, HookServices, LoopHooks
+from cambrian.search.hooks import AlgorithmHooks, DirectChild, HookServices
 from cambrian.search.registry import AlgorithmSpec, register_algorithm
 
 
@@ -61,7 +61,7 @@ class GepaSelector(Selector):
         # Case scores are raw task scores; the hooks set the task's direction before any add.
         self.maximize = True
 
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         self.record(program)
         return []
 
@@ -115,7 +115,7 @@ class GepaSelector(Selector):
                 f"change the code to fix that cause without losing what already works.")
 
 
-class GepaHooks(LoopHooks):
+class GepaHooks(AlgorithmHooks):
     selector: GepaSelector
 
     def __init__(self, selector: Selector, services: HookServices, options: Any) -> None:
@@ -157,7 +157,7 @@ class GepaHooks(LoopHooks):
         else:
             preferred, other = (a, b) if (programs[a].fitness, -a) >= (programs[b].fitness, -b) else (b, a)
         store = self.services.store
-        sources = [store.candidate(pid).source for pid in (ancestor, preferred, other)]
+        sources = [store.candidates.get(pid).source for pid in (ancestor, preferred, other)]
         if any(source is None for source in sources):
             return None
         merged = merge_programs(*sources, python=self._is_python())  # type: ignore[arg-type]
@@ -171,7 +171,7 @@ class GepaHooks(LoopHooks):
         )
 
     def _is_python(self) -> bool:
-        filename = self.services.store.get_meta("program_filename") or ""
+        filename = self.services.store.meta.get("program_filename") or ""
         return filename.endswith(".py")
 
     # ------------------------------------------------------------------ minibatch

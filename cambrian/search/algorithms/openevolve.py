@@ -20,13 +20,14 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from cambrian.config import StrictModel
+from cambrian.core.events import Event
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
     Selector,
     SelectorContext,
-    SelectorEvent,
 )
+from cambrian.search.algorithm_events import Migration
 from cambrian.search.algorithms.map_elites import FeatureDimension, FeatureGrid
 from cambrian.search.registry import AlgorithmSpec, register_algorithm
 
@@ -93,7 +94,7 @@ class OpenEvolveSelector(Selector):
 
     # ------------------------------------------------------------------ archive
 
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         self.record(program)
         self.commits += 1
         if program.correct and program.fitness is not None:
@@ -106,7 +107,7 @@ class OpenEvolveSelector(Selector):
         if self.commits % self.options.migration_interval == 0:
             moves = self.migrate()
             if moves:
-                return [SelectorEvent("migration", {"moves": moves})]
+                return [Migration(moves=moves)]
         return []
 
     def _insert(self, index: int, program: ProgramRecord) -> None:

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from cambrian.config import StrictModel
+from cambrian.core.events import Event
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
     Selector,
     SelectorContext,
-    SelectorEvent,
 )
+from cambrian.search.algorithm_events import Migration
 from cambrian.search.islands import IslandArchive
 from cambrian.search.registry import AlgorithmSpec, register_algorithm
 from cambrian.search.selection import STRATEGIES, SelectionContext
@@ -44,7 +45,7 @@ class ShinkaSelector(Selector):
         )
         self.commits = 0
 
-    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[SelectorEvent]:
+    def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         self.record(program)
         self.commits += 1
         if program.correct and program.fitness is not None:
@@ -54,7 +55,7 @@ class ShinkaSelector(Selector):
             for island in {m.to_island for m in moves}:
                 self.archive.evict_overflow(island)
             if moves:
-                return [SelectorEvent("migration", {"moves": [m.__dict__ for m in moves]})]
+                return [Migration(moves=[m.__dict__ for m in moves])]
         return []
 
     def _seed_parent(self) -> int:

@@ -29,11 +29,7 @@ from typing import Any
 STRATEGY_FUNCTION = "select"
 ALLOWED_MODULES = frozenset({"math", "random", "statistics", "heapq", "bisect", "itertools",
                              "functools", "collections"})
-_SAFE_BUILTIN_NAMES = (
-    "abs all any bool dict divmod enumerate filter float frozenset int isinstance len list map "
-    "max min pow range reversed round set sorted str sum tuple zip ArithmeticError Exception "
-    "IndexError KeyError LookupError TypeError ValueError ZeroDivisionError True False None"
-).split()
+_SAFE_BUILTIN_NAMES = ["abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "frozenset", "int", "isinstance", "len", "list", "map", "max", "min", "pow", "range", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip", "ArithmeticError", "Exception", "IndexError", "KeyError", "LookupError", "TypeError", "ValueError", "ZeroDivisionError", "True", "False", "None"]
 
 
 class StrategyError(Exception):

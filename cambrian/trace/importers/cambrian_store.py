@@ -32,70 +32,63 @@ def read_cambrian_run(path: str | Path) -> Trace:
     return trace
 
 
+def _json(value: str | None) -> object:
+    return json.loads(value) if value else None
+
+
 def _read(store: Store) -> Trace:
-    info = store.run_info()
+    info = store.runs.info()
     run = RunRecord(
-        id=info["id"], task=info["task_name"], framework=info["framework"],
-        direction=info["direction"], language=info["language"], config=info["config"],
-        seed=info["seed"], code_version=info["code_version"], task_dir=info["task_dir"],
-        created_at=info["created_at"], program_filename=store.get_meta("program_filename"),
+        id=info.id, task=info.task_name, framework=info.framework, direction=info.direction,
+        language=info.language, config=info.config, seed=info.seed,
+        code_version=info.code_version, task_dir=info.task_dir, created_at=info.created_at,
+        program_filename=store.meta.get("program_filename"),
     )
     candidates = [
         CandidateRecord(
-            id=str(row[0]), iteration=row[1], island=row[2], parent_id=_id(row[3]),
-            operator=row[4], status=row[5], source=row[6], language=row[7], description=row[8],
-            model=row[9], context_id=_id(row[10]), score=row[11], error=row[12],
-            notes=json.loads(row[13]), created_at=row[14],
+            id=str(r["id"]), iteration=r["generation"], island=r["island"],
+            parent_id=_id(r["parent_id"]), operator=r["operator"], status=r["status"],
+            source=r["source"], language=r["language"], description=r["description"],
+            model=r["model"], context_id=_id(r["context_id"]), score=r["score"],
+            error=r["error"], notes=_json(r["notes_json"]), created_at=r["created_at"],
         )
-        for row in store.execute(
-            "SELECT id, generation, island, parent_id, operator, status, source, language, "
-            "description, model, context_id, score, error, notes_json, created_at "
-            "FROM candidates ORDER BY id"
-        )
+        for r in store.raw.read("candidates", order_by="id")
     ]
     evaluations = [
         EvaluationRecord(
-            id=str(row[0]), candidate_id=str(row[1]), stage=row[2], status=row[3],
-            combined_score=row[4], public=json.loads(row[5]), private=json.loads(row[6]),
-            text_feedback=row[7], error=row[8], stdout=row[9], stderr=row[10],
-            duration_s=row[11], extra=json.loads(row[12]), created_at=row[13],
+            id=str(r["id"]), candidate_id=str(r["candidate_id"]), stage=r["stage"],
+            status=r["status"], combined_score=r["combined_score"], public=_json(r["public_json"]),
+            private=_json(r["private_json"]), text_feedback=r["text_feedback"], error=r["error"],
+            stdout=r["stdout"], stderr=r["stderr"], duration_s=r["duration_s"],
+            extra=_json(r["extra_json"]), created_at=r["created_at"],
         )
-        for row in store.execute(
-            "SELECT id, candidate_id, stage, status, combined_score, public_json, private_json, "
-            "text_feedback, error, stdout, stderr, duration_s, extra_json, created_at "
-            "FROM evaluations ORDER BY id"
-        )
+        for r in store.raw.read("evaluations", order_by="id")
     ]
     edges = [
-        EdgeRecord(parent_id=str(p), child_id=str(c), kind=k, operator=o)
-        for p, c, k, o in store.execute(
-            "SELECT parent_id, child_id, kind, operator FROM edges ORDER BY rowid"
-        )
+        EdgeRecord(parent_id=str(r["parent_id"]), child_id=str(r["child_id"]), kind=r["kind"],
+                   operator=r["operator"])
+        for r in store.raw.read("edges")
     ]
     contexts = [
         ContextRecord(
-            id=str(row[0]), purpose=row[1], model=row[2], provider=row[3],
-            params=json.loads(row[4]), messages=json.loads(row[5]), response_text=row[6],
-            finish_reason=row[7], prompt_tokens=row[8], completion_tokens=row[9],
-            cached_tokens=row[10], cost_usd=row[11], latency_s=row[12], error=row[13],
-            parent_context_id=_id(row[14]), created_at=row[15],
+            id=str(r["id"]), purpose=r["purpose"], model=r["model"], provider=r["provider"],
+            params=_json(r["params_json"]), messages=_json(r["messages_json"]),
+            response_text=r["response_text"], finish_reason=r["finish_reason"],
+            prompt_tokens=r["prompt_tokens"], completion_tokens=r["completion_tokens"],
+            cached_tokens=r["cached_tokens"], cost_usd=r["cost_usd"], latency_s=r["latency_s"],
+            error=r["error"], parent_context_id=_id(r["parent_context_id"]),
+            created_at=r["created_at"],
         )
-        for row in store.execute(
-            "SELECT id, purpose, model, provider, params_json, messages_json, response_text, "
-            "finish_reason, prompt_tokens, completion_tokens, cached_tokens, cost_usd, latency_s, "
-            "error, parent_context_id, created_at FROM contexts ORDER BY id"
-        )
+        for r in store.raw.read("contexts", order_by="id")
     ]
     environments = [
         EnvironmentRecord(
-            id=str(row[0]), evaluator=row[1], contract=row[2], command=row[3],
-            limits=json.loads(row[4]), toolchain=json.loads(row[5]),
-            file_hashes=json.loads(row[6]), created_at=row[7],
+            id=str(r["id"]), evaluator=r["evaluator"], contract=r["contract"],
+            command=r["command"], limits=_json(r["limits_json"]),
+            toolchain=_json(r["toolchain_json"]), file_hashes=_json(r["file_hashes_json"]),
+            created_at=r["created_at"],
         )
-        for row in store.execute(
-            "SELECT id, evaluator, contract, command, limits_json, toolchain_json, "
-            "file_hashes_json, created_at FROM environments ORDER BY id"
-        )
+        for r in store.raw.read("environments", order_by="id")
     ]
     return Trace(run=run, candidates=candidates, evaluations=evaluations, edges=edges,
                  contexts=contexts, environments=environments)

@@ -3,8 +3,8 @@
 Rows are written with their original ids and timestamps, so a Cambrian run exported, imported
 and exported again gives byte-identical tables. Foreign string ids (UUIDs) are renumbered in
 time order, parents first, and the original id is kept in the candidate's notes as
-``trace_id``. The store's ``Store`` API assigns fresh ids and clocks, so rows go in through
-plain INSERTs against the store schema instead.
+``trace_id``. The store's typed writes assign fresh ids and clocks, so rows go in through its
+raw-rows access (``cambrian/store/raw_rows.py``) instead.
 """
 
 from __future__ import annotations
@@ -67,40 +67,36 @@ def import_to_store(source: Trace | str | Path, run_dir: str | Path) -> Path:
 
 def _write(store: Store, trace: Trace) -> None:
     run = trace.run
-    store.execute(
-        "INSERT INTO runs(id, created_at, task_name, task_dir, direction, language, config_json, "
-        "seed, code_version, framework) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (run.id, run.created_at, run.task, run.task_dir, run.direction, run.language,
-         _dumps(run.config), run.seed if run.seed is not None else 0, run.code_version,
-         run.framework),
-    )
+    store.raw.insert("runs", {
+        "id": run.id, "created_at": run.created_at, "task_name": run.task,
+        "task_dir": run.task_dir, "direction": run.direction, "language": run.language,
+        "config_json": _dumps(run.config), "seed": run.seed if run.seed is not None else 0,
+        "code_version": run.code_version, "framework": run.framework})
     if run.program_filename:
-        store.set_meta("program_filename", run.program_filename)
+        store.meta.set("program_filename", run.program_filename)
 
     environment_ids = _numbering([e.id for e in trace.environments])
     for environment in sorted(trace.environments, key=lambda e: environment_ids[e.id]):
-        store.execute(
-            "INSERT INTO environments(id, evaluator, contract, command, limits_json, "
-            "toolchain_json, file_hashes_json, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (environment_ids[environment.id], environment.evaluator, environment.contract,
-             environment.command, _dumps(environment.limits), _dumps(environment.toolchain),
-             _dumps(environment.file_hashes), environment.created_at),
-        )
+        store.raw.insert("environments", {
+            "id": environment_ids[environment.id], "evaluator": environment.evaluator,
+            "contract": environment.contract, "command": environment.command,
+            "limits_json": _dumps(environment.limits),
+            "toolchain_json": _dumps(environment.toolchain),
+            "file_hashes_json": _dumps(environment.file_hashes),
+            "created_at": environment.created_at})
 
     context_ids = _numbering([c.id for c in trace.contexts])
     for context in sorted(trace.contexts, key=lambda c: context_ids[c.id]):
         parent = context_ids.get(context.parent_context_id) if context.parent_context_id else None
-        store.execute(
-            "INSERT INTO contexts(id, purpose, model, provider, params_json, messages_json, "
-            "response_text, finish_reason, prompt_tokens, completion_tokens, cached_tokens, "
-            "cost_usd, latency_s, error, parent_context_id, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (context_ids[context.id], context.purpose, context.model, context.provider,
-             _dumps(context.params), _dumps(context.messages), context.response_text,
-             context.finish_reason, context.prompt_tokens, context.completion_tokens,
-             context.cached_tokens, context.cost_usd, context.latency_s, context.error, parent,
-             context.created_at),
-        )
+        store.raw.insert("contexts", {
+            "id": context_ids[context.id], "purpose": context.purpose, "model": context.model,
+            "provider": context.provider, "params_json": _dumps(context.params),
+            "messages_json": _dumps(context.messages), "response_text": context.response_text,
+            "finish_reason": context.finish_reason, "prompt_tokens": context.prompt_tokens,
+            "completion_tokens": context.completion_tokens,
+            "cached_tokens": context.cached_tokens, "cost_usd": context.cost_usd,
+            "latency_s": context.latency_s, "error": context.error,
+            "parent_context_id": parent, "created_at": context.created_at})
 
     order = _parent_first(trace)
     candidate_ids = _numbering(order)
@@ -111,38 +107,36 @@ def _write(store: Store, trace: Trace) -> None:
         if renumbered:
             notes["trace_id"] = candidate.id
         parent_id = trace.parent_of(candidate.id)
-        store.execute(
-            "INSERT INTO candidates(id, generation, island, parent_id, operator, status, source, "
-            "source_hash, language, description, model, context_id, score, error, notes_json, "
-            "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (candidate_ids[candidate.id], candidate.iteration, candidate.island,
-             candidate_ids[parent_id] if parent_id is not None else None, candidate.operator,
-             candidate.status if candidate.status in STATUSES else "incorrect", candidate.source,
-             candidate.source_sha256, candidate.language, candidate.description, candidate.model,
-             context_ids.get(candidate.context_id) if candidate.context_id else None,
-             candidate.score, candidate.error, _dumps(notes), candidate.created_at),
-        )
+        store.raw.insert("candidates", {
+            "id": candidate_ids[candidate.id], "generation": candidate.iteration,
+            "island": candidate.island,
+            "parent_id": candidate_ids[parent_id] if parent_id is not None else None,
+            "operator": candidate.operator,
+            "status": candidate.status if candidate.status in STATUSES else "incorrect",
+            "source": candidate.source, "source_hash": candidate.source_sha256,
+            "language": candidate.language, "description": candidate.description,
+            "model": candidate.model,
+            "context_id": context_ids.get(candidate.context_id) if candidate.context_id else None,
+            "score": candidate.score, "error": candidate.error, "notes_json": _dumps(notes),
+            "created_at": candidate.created_at})
 
     evaluation_ids = _numbering([e.id for e in trace.evaluations])
     for evaluation in sorted(trace.evaluations, key=lambda e: evaluation_ids[e.id]):
         if evaluation.candidate_id not in candidate_ids:
             continue
-        store.execute(
-            "INSERT INTO evaluations(id, candidate_id, stage, status, combined_score, "
-            "public_json, private_json, text_feedback, error, stdout, stderr, duration_s, "
-            "extra_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (evaluation_ids[evaluation.id], candidate_ids[evaluation.candidate_id],
-             evaluation.stage, evaluation.status, evaluation.combined_score,
-             _dumps(evaluation.public), _dumps(evaluation.private), evaluation.text_feedback,
-             evaluation.error, evaluation.stdout, evaluation.stderr, evaluation.duration_s,
-             _dumps(evaluation.extra), evaluation.created_at),
-        )
+        store.raw.insert("evaluations", {
+            "id": evaluation_ids[evaluation.id],
+            "candidate_id": candidate_ids[evaluation.candidate_id], "stage": evaluation.stage,
+            "status": evaluation.status, "combined_score": evaluation.combined_score,
+            "public_json": _dumps(evaluation.public), "private_json": _dumps(evaluation.private),
+            "text_feedback": evaluation.text_feedback, "error": evaluation.error,
+            "stdout": evaluation.stdout, "stderr": evaluation.stderr,
+            "duration_s": evaluation.duration_s, "extra_json": _dumps(evaluation.extra),
+            "created_at": evaluation.created_at})
 
     for edge in trace.edges:
         if edge.parent_id in candidate_ids and edge.child_id in candidate_ids:
-            store.execute(
-                "INSERT OR IGNORE INTO edges(parent_id, child_id, kind, operator) "
-                "VALUES (?,?,?,?)",
-                (candidate_ids[edge.parent_id], candidate_ids[edge.child_id], edge.kind,
-                 edge.operator),
-            )
+            store.raw.insert("edges", {
+                "parent_id": candidate_ids[edge.parent_id],
+                "child_id": candidate_ids[edge.child_id], "kind": edge.kind,
+                "operator": edge.operator}, ignore_duplicates=True)

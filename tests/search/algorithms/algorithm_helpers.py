@@ -6,7 +6,11 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+from support.scripted_llm import ScriptedLLM
+from support.store_queries import stored_events
 
 from cambrian.api import resume, start
 from cambrian.config import DatabaseConfig, RunConfig, SearchConfig
@@ -14,7 +18,6 @@ from cambrian.search.algorithm import ProgramRecord, Selector, commit_rng
 from cambrian.search.engine import RunSummary
 from cambrian.search.registry import make_selector
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM
 
 
 def build_selector(algorithm: str, options: dict[str, Any] | None = None,
@@ -53,7 +56,8 @@ class FinishedRun:
 def _snapshot(evolution: Any) -> dict[str, Any]:
     return {
         "selector": json.loads(json.dumps(evolution.selector.state())),
-        "hooks": json.loads(json.dumps(evolution.hooks.state())) if evolution.hooks else None,
+        "hooks": (json.loads(json.dumps(hooks.state()))
+                  if (hooks := evolution.hook("algorithm hooks")) is not None else None),
         "describe": json.loads(json.dumps(evolution.selector.describe())),
     }
 
@@ -77,12 +81,20 @@ def run_algorithm(task: Path, run_dir: Path, llm: ScriptedLLM, algorithm: str, g
     resumed = resume(run_dir, overrides=more)
     continued = None
     try:
-        resumed._restore()
+        resumed.restore()
         # The archive snapshot stored at the last commit is what the replay rebuilt.
-        assert resumed.store.events("archive_snapshot_mismatch") == []
+        assert stored_events(resumed.store, "archive_snapshot_mismatch") == []
         rebuilt = _snapshot(resumed)
         if continue_to is not None:
             continued = asyncio.run(resumed.run())
     finally:
         resumed.store.close()
     return FinishedRun(summary, Store.open(run_dir), live, rebuilt, list(llm.requests), continued)
+
+
+def scripted_gateway(ask):
+    """A stand-in for the LLM gateway whose ``ask`` answers with ``ask(purpose, prompt)``."""
+    async def gateway_ask(purpose, prompt, **options):
+        return SimpleNamespace(text=await ask(purpose, prompt, **options))
+
+    return SimpleNamespace(ask=gateway_ask)

@@ -7,8 +7,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from algorithm_helpers import build_selector, feed, record, run_algorithm, scripted_gateway
+from support.scripted_llm import ScriptedLLM, current_value, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
-from algorithm_helpers import build_selector, feed, record, run_algorithm
+from cambrian.core.objective import MAXIMIZE
 from cambrian.search.algorithms.adaevolve import (
     EXPLORE_GUIDANCE,
     REFINE_GUIDANCE,
@@ -17,7 +20,6 @@ from cambrian.search.algorithms.adaevolve import (
 )
 from cambrian.search.algorithms.adaptive import IslandProgress, intensity, ucb_island
 from cambrian.search.hooks import HookServices
-from support.scripted_llm import ScriptedLLM, current_value, incrementing, write_counter_task
 
 
 def test_improvement_signal_grows_on_gains_and_decays_while_stuck():
@@ -51,7 +53,7 @@ def decisions(scale: float, offset: float) -> tuple:
         sample = sel.sample(np.random.default_rng(seed))
         samples.append((sample.parent_id, sample.island, sample.guidance, sample.inspiration_ids))
     signals = [(round(i.g, 9), round(i.reward, 9), i.since_improvement) for i in sel.islands]
-    return [(e.kind, e.payload) for e in events], samples, signals
+    return [(e.kind, e.payload()) for e in events], samples, signals
 
 
 def test_decisions_do_not_depend_on_the_score_scale():
@@ -92,7 +94,7 @@ def test_a_new_island_is_spawned_when_every_island_stagnates():
     stuck = [record(pid, 0.5, island=pid % 2) for pid in range(4, 9)]
     assert feed(sel, *stuck) == []  # island 1 has only two evaluations without gain
     events = feed(sel, record(9, 0.5, island=1))
-    assert [(e.kind, e.payload["island"], e.payload["seed_id"]) for e in events] == \
+    assert [(e.kind, e.payload()["island"], e.payload()["seed_id"]) for e in events] == \
         [("island_spawned", 2, 2)]
     assert sel.islands[2].members == [2] and sel.islands[2].best == 5.0
     assert sel.sample(np.random.default_rng(0)).island == 2  # fresh islands are tried first
@@ -108,7 +110,7 @@ def test_diverse_spawn_seed_differs_most_in_size_among_the_better_half():
          record(3, 8.0, code_length=900), record(4, 0.0, code_length=5000),
          record(5, 7.0, code_length=120))
     events = feed(sel, record(6, 0.1))  # the 4th evaluation in a row without a gain
-    assert [(e.kind, e.payload["seed_id"]) for e in events] == [("island_spawned", 3)]
+    assert [(e.kind, e.payload()["seed_id"]) for e in events] == [("island_spawned", 3)]
 
 
 def test_breakthrough_guidance_is_requested_on_stall_and_attached_to_proposals():
@@ -120,9 +122,11 @@ def test_breakthrough_guidance_is_requested_on_stall_and_attached_to_proposals()
         prompts.append(prompt)
         return "Thinking...\nDIRECTION: Replace the loop with a closed-form formula."
 
-    store = SimpleNamespace(candidate=lambda pid: SimpleNamespace(source=f"# program {pid}\nX = 1\n"))
-    services = HookServices(store=store, maximize=True, problem="Make X large.",
-                            assistant=SimpleNamespace(ask=ask))
+    store = SimpleNamespace(candidates=SimpleNamespace(
+        get=lambda pid: SimpleNamespace(source=f"# program {pid}\nX = 1\n")))
+    services = HookServices(store=store, objective=MAXIMIZE, problem="Make X large.",
+                            gateway=scripted_gateway(ask), model_label="scripted",
+                            record_child=lambda generation, child: None)
     hooks = AdaEvolveHooks(sel, services, sel.context.options)
     assert not hooks.due(3)
     feed(sel, record(5, 0.5))
@@ -131,7 +135,7 @@ def test_breakthrough_guidance_is_requested_on_stall_and_attached_to_proposals()
     assert "Paradigm breakthrough request" in prompts[0] and "Make X large." in prompts[0]
     assert "# program 2" in prompts[0]  # the best program is shown
     direction = "Replace the loop with a closed-form formula."
-    assert [(e.kind, e.payload["guidance"]) for e in events] == [("guidance", direction)]
+    assert [(e.kind, e.payload()["guidance"]) for e in events] == [("guidance", direction)]
     assert hooks.state()["history"] == [{"evaluated": 4, "best_id": 2, "guidance": direction}]
     assert not hooks.due(4)
     rng = np.random.default_rng(0)
@@ -177,14 +181,14 @@ def test_adaevolve_run_gets_guidance_on_stall_and_resumes(tmp_path: Path):
             "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]",
         )
     assert run.summary.evaluations == 12
-    guidance = run.store.events("guidance")
+    guidance = stored_events(run.store, "guidance")
     assert guidance and "Jump VALUE by hundreds" in guidance[0]["payload"]["guidance"]
     assert run.live["hooks"]["history"][0]["guidance"] == guidance[0]["payload"]["guidance"]
-    assert run.store.execute("SELECT COUNT(*) FROM contexts WHERE purpose='paradigm'").fetchone()[0] >= 1
+    assert sql(run.store, "SELECT COUNT(*) FROM contexts WHERE purpose='paradigm'").fetchone()[0] >= 1
     guided = [m for m in run.requests if "New high-level direction" in m[-1]["content"]]
     assert guided
     assert run.summary.best_score >= 100  # the direction broke the plateau
-    assert run.store.events("island_spawned")
+    assert stored_events(run.store, "island_spawned")
     assert len(run.live["describe"]["islands"]) == 3
     assert re.search(r"VALUE = \d{3}", (tmp_path / "run" / "best" / "program.py").read_text())
     assert run.resumed == run.live

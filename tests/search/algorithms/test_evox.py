@@ -4,17 +4,18 @@ import asyncio
 import random
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from algorithm_helpers import build_selector, feed, record, run_algorithm, scripted_gateway
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql, stored_events
 
-from algorithm_helpers import build_selector, feed, record, run_algorithm
+from cambrian.core.objective import MAXIMIZE
 from cambrian.search.algorithms import strategy_sandbox
 from cambrian.search.algorithms.evox import DEFAULT_STRATEGY, EvoxHooks, extract_code
 from cambrian.search.algorithms.strategy_sandbox import StrategyError
 from cambrian.search.hooks import HookServices
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 BEST_FIRST = '''def select(programs, rng):
     return max(programs, key=lambda p: (p["fitness"], -p["id"]))["id"]
@@ -60,8 +61,9 @@ def hooks_for(sel, reply):
         hooks.prompts.append(prompt)
         return reply(len(hooks.prompts) - 1) if callable(reply) else reply
 
-    services = HookServices(store=None, maximize=True, problem="",
-                            assistant=SimpleNamespace(ask=ask))
+    services = HookServices(store=None, objective=MAXIMIZE, problem="",
+                            gateway=scripted_gateway(ask), model_label="scripted",
+                            record_child=lambda generation, child: None)
     hooks = EvoxHooks(sel, services, sel.context.options)
     hooks.prompts = []
     return hooks
@@ -107,7 +109,7 @@ def test_a_stall_triggers_a_rewrite_and_a_failed_validation_keeps_the_strategy()
     assert sel.since_improvement == 2 and hooks.due(3)
     events = asyncio.run(hooks.step(3))
     assert [e.kind for e in events] == ["strategy_rejected"]
-    assert "not among the programs" in events[0].payload["error"]
+    assert "not among the programs" in events[0].payload()["error"]
     assert sel.strategy_source == DEFAULT_STRATEGY
     assert "## Current strategy" in hooks.prompts[0] and "def select(programs, rng)" in hooks.prompts[0]
     assert "program 1000" in hooks.prompts[0]  # recent progress is shown
@@ -139,8 +141,8 @@ def test_a_strategy_failing_at_run_time_is_rolled_back_to_the_previous_one():
     assert hooks.due(4)
     events = asyncio.run(hooks.step(4))
     assert [e.kind for e in events] == ["strategy_rollback"]
-    assert "not among the programs" in events[0].payload["error"]
-    assert events[0].payload["failed_source"] == BREAKS_ON_GROWTH
+    assert "not among the programs" in events[0].payload()["error"]
+    assert events[0].payload()["failed_source"] == BREAKS_ON_GROWTH
     assert not sel.pending_events
 
 
@@ -152,7 +154,7 @@ def test_an_endless_strategy_at_run_time_is_interrupted_and_rolled_back():
     assert sel.sample(np.random.default_rng(0)).parent_id in {1, 2}
     assert time.monotonic() - started < 2
     assert sel.strategy_source == DEFAULT_STRATEGY
-    assert "took longer" in sel.pending_events[0].payload["error"]
+    assert "took longer" in sel.pending_events[0].payload()["error"]
 
 
 def test_state_reinstalls_the_strategies():
@@ -199,11 +201,11 @@ def test_evox_run_rewrites_its_strategy_and_resumes(tmp_path: Path):
                             "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]",
                             continue_to=15)
     assert run.summary.evaluations == 12
-    assert [e["kind"] for e in run.store.events() if e["kind"].startswith("strategy_")] == \
+    assert [e["kind"] for e in stored_events(run.store, ) if e["kind"].startswith("strategy_")] == \
         ["strategy_rejected", "strategy_swap"]
     assert run.live["selector"] == {"strategy": BEST_FIRST, "previous": DEFAULT_STRATEGY}
-    assert run.store.execute("SELECT COUNT(*) FROM contexts WHERE purpose='strategy'").fetchone()[0] == 2
+    assert sql(run.store, "SELECT COUNT(*) FROM contexts WHERE purpose='strategy'").fetchone()[0] == 2
     assert run.summary.best_score > run.summary.initial_score
     assert run.resumed == run.live
     assert run.continued.evaluations == 15  # the reinstalled strategy keeps choosing parents
-    assert run.store.get_state("selector")["strategy"] == BEST_FIRST
+    assert run.store.state.get("selector")["strategy"] == BEST_FIRST

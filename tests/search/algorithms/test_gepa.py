@@ -7,13 +7,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
 from algorithm_helpers import build_selector, feed, record, run_algorithm
+from support.scripted_llm import ScriptedLLM
+
+from cambrian.core.objective import MAXIMIZE, MINIMIZE
 from cambrian.search.algorithms.code_merge import merge_programs
 from cambrian.search.algorithms.gepa import GepaHooks
 from cambrian.search.algorithms.pareto import common_ancestor, pareto_front
 from cambrian.search.hooks import HookServices
-from support.scripted_llm import ScriptedLLM
 
 PARETO_ARCHIVE = [
     record(1, 0.0, cases={"c1": 0.0, "c2": 0.0, "c3": 0.0, "c4": 0.0}),
@@ -151,18 +152,17 @@ def test_line_based_merge_for_other_languages():
 
 class FakeStore:
     def __init__(self, sources: dict[int, str]) -> None:
-        self.sources = sources
-
-    def candidate(self, candidate_id: int) -> SimpleNamespace:
-        return SimpleNamespace(source=self.sources[candidate_id])
-
-    def get_meta(self, key: str) -> str | None:
-        return "program.py" if key == "program_filename" else None
+        self.candidates = SimpleNamespace(
+            get=lambda candidate_id: SimpleNamespace(source=sources[candidate_id]))
+        self.meta = SimpleNamespace(
+            get=lambda key: "program.py" if key == "program_filename" else None)
 
 
 def gepa_hooks(sel, *, store=None, evaluate_cases=None, case_ids=(), maximize=True):
-    services = HookServices(store=store or FakeStore({}), maximize=maximize, problem="",
-                            assistant=None, evaluate_cases=evaluate_cases, case_ids=case_ids)
+    services = HookServices(store=store or FakeStore({}),
+                            objective=MAXIMIZE if maximize else MINIMIZE, problem="",
+                            gateway=None, model_label="", record_child=lambda g, c: None,
+                            evaluate_cases=evaluate_cases, case_ids=case_ids)
     return GepaHooks(sel, services, sel.context.options)
 
 
@@ -278,9 +278,9 @@ def evaluate(program_path):
 
 def raise_a_or_b(messages, index):
     user = next(m["content"] for m in messages if m["role"] == "user")
-    code = re.search(r"## Current program\n```[a-z]*\n(.*?)```", user, re.S).group(1)
-    a = int(re.search(r"^A = (-?\d+)", code, re.M).group(1))
-    b = int(re.search(r"^B = (-?\d+)", code, re.M).group(1))
+    code = re.search(r"## Current program\n```[a-z]*\n(.*?)```", user, re.DOTALL).group(1)
+    a = int(re.search(r"^A = (-?\d+)", code, re.MULTILINE).group(1))
+    b = int(re.search(r"^B = (-?\d+)", code, re.MULTILINE).group(1))
     if index % 2 == 0:
         a += index + 1
     else:
@@ -299,7 +299,7 @@ def test_gepa_run_merges_front_members_and_resumes(tmp_path: Path):
                             "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]")
     assert run.summary.evaluations == 10
     assert run.summary.best_score > run.summary.initial_score
-    merges = [r for r in run.store.candidates() if r.operator == "merge"]
+    merges = [r for r in run.store.candidates.list() if r.operator == "merge"]
     assert merges and merges[0].notes["llm_free"] is True
     assert run.live["hooks"]["merges"] == len(merges)
     prompts = [m[-1]["content"] for m in run.requests]

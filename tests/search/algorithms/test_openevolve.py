@@ -5,12 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from algorithm_helpers import build_selector, feed, record, run_algorithm
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import stored_events
+
 from cambrian.config import ConfigError
 from cambrian.search.algorithms.map_elites import FeatureDimension, FeatureGrid, bin_index
 from cambrian.search.algorithms.openevolve import fitness_proportional
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 LENGTH_4_BINS = {"name": "code_length", "range": [0, 100], "bins": 4}
 
@@ -59,7 +60,7 @@ def test_ring_migration_sends_each_island_best_to_the_next():
     assert feed(sel, record(1, 1.0), record(2, 5.0, island=0), record(3, 7.0, island=1)) == []
     events = feed(sel, record(4, 3.0, island=2))  # the 4th commit triggers the migration
     assert [e.kind for e in events] == ["migration"]
-    assert events[0].payload["moves"] == [
+    assert events[0].payload()["moves"] == [
         {"candidate_id": 2, "from_island": 0, "to_island": 1},
         {"candidate_id": 3, "from_island": 1, "to_island": 2},
         {"candidate_id": 4, "from_island": 2, "to_island": 0},
@@ -129,7 +130,7 @@ def test_openevolve_run_improves_and_resume_rebuilds_the_grid(tmp_path: Path):
         )
     assert run.summary.evaluations == 8
     assert run.summary.best_score > run.summary.initial_score
-    assert run.store.events("migration")
+    assert stored_events(run.store, "migration")
     islands = run.live["describe"]["islands"]
     assert sum(len(island["cells"]) for island in islands.values()) >= 3
     assert run.resumed == run.live

@@ -7,19 +7,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from algorithm_helpers import run_algorithm
-from cambrian.components import make_component
-from cambrian.config import ConfigError, RunConfig, SearchConfig
-from cambrian.search.registry import make_selector
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
+from cambrian.config import ConfigError, RunConfig, SearchConfig
+from cambrian.core.components import make_component
+from cambrian.search.registry import make_selector
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "algorithms.md"
 
 
 def doc_blocks(language: str, heading: str = "## Adding an algorithm as a plugin") -> list[str]:
     section = DOC.read_text().split(heading, 1)[1].split("\n## ", 1)[0]
-    return re.findall(rf"```{language}\n(.*?)```", section, re.S)
+    return re.findall(rf"```{language}\n(.*?)```", section, re.DOTALL)
 
 
 def test_the_documented_plugin_runs_three_generations(tmp_path: Path, monkeypatch):
@@ -34,7 +34,7 @@ def test_the_documented_plugin_runs_three_generations(tmp_path: Path, monkeypatc
         run = run_algorithm(task, tmp_path / "run", llm, "tournament", 3)
     assert run.summary.evaluations == 3
     assert run.summary.best_score > run.summary.initial_score
-    stored = run.store.run_info()["config"]["search"]
+    stored = run.store.runs.info().config["search"]
     assert {k: stored[k] for k in ("algorithm", "plugins", "options")} == {
         "algorithm": "tournament", "plugins": ["my_search"], "options": {"size": 2}}
     with pytest.raises(ConfigError, match="did you mean 'size'"):
@@ -57,7 +57,7 @@ def test_the_documented_component_plugin_runs(tmp_path: Path, monkeypatch):
     assert run.summary.evaluations == 3
     assert all(request[0]["content"].endswith("House rules: no global state.")
                for request in prompts if request[0]["role"] == "system")
-    timed = [run.store.evaluation(row.id) for row in run.store.candidates("correct")]
+    timed = [run.store.evaluations.latest(row.id) for row in run.store.candidates.list("correct")]
     assert timed and all(isinstance(result.public["seconds"], float) for result in timed)
     with pytest.raises(ConfigError, match="did you mean 'house-rules'"):
         make_component("context_builder", "house-rulez")

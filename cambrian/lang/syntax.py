@@ -14,12 +14,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cambrian.task.languages import Language, as_language
+from cambrian.lang.languages import Language, as_language
 
 COMPILER_TIMEOUT_S = 30.0
 MAX_REPORTED_ERRORS = 3
 
-_GCC_ERROR = re.compile(r"^<stdin>:(\d+):(?:(\d+):)? (?:fatal )?error: (.*)$", re.M)
+_GCC_ERROR = re.compile(r"^<stdin>:(\d+):(?:(\d+):)? (?:fatal )?error: (.*)$", re.MULTILINE)
 _RUST_ERROR = re.compile(r"^error(?:\[(E\d+)\])?: (.*)$")
 _RUST_LOCATION = re.compile(r"^\s*--> .*?:(\d+):(\d+)$")
 

@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 
-from cambrian.task.languages import Language
+from cambrian.lang.languages import Language
 
 BRACE_LANGUAGES = frozenset({"c", "cpp", "rust", "go", "javascript", "typescript"})
 

@@ -16,10 +16,10 @@ import tokenize
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from cambrian.mutate.code_mask import BRACE_LANGUAGES, mask_code
+from cambrian.lang.code_mask import BRACE_LANGUAGES, mask_code
+from cambrian.lang.languages import Language, as_language
+from cambrian.lang.lines import NUMBER
 from cambrian.task.blocks import BlockError, parse_regions
-from cambrian.task.languages import Language, as_language
-from cambrian.trace.lines import NUMBER
 
 MAX_KNOBS = 8  # B.9: BO budget scales poorly past this
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from cambrian.task.languages import GENERIC, Language, language_by_name
+from cambrian.lang.languages import GENERIC, Language, language_by_name
 
 _WORD = re.compile(r"\w")
 _WHITESPACE = re.compile(r"\s+")

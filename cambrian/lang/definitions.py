@@ -2,7 +2,7 @@
 
 Python uses :mod:`ast` (decorators are part of a definition; classes count too). Brace
 languages use the signature before a top-level ``{`` and brace matching on masked code (see
-:mod:`cambrian.mutate.code_mask`); only top-level functions are found there, not methods
+:mod:`cambrian.lang.code_mask`); only top-level functions are found there, not methods
 inside ``impl``/``class``/``namespace`` bodies.
 """
 
@@ -13,8 +13,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from cambrian.mutate.code_mask import BRACE_LANGUAGES, mask_code
-from cambrian.task.languages import Language
+from cambrian.lang.code_mask import BRACE_LANGUAGES, mask_code
+from cambrian.lang.languages import Language
 
 FUNCTION_LANGUAGES = BRACE_LANGUAGES | {"python"}
 
@@ -24,22 +24,21 @@ _C_CALLABLE = re.compile(
     r"(?<![\w:~])(operator\s*(?:\(\)|\[\]|[^\s\w(]+)|~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*)\s*\("
 )
 _C_NOT_A_NAME = frozenset(
-    "if for while switch catch return sizeof alignof decltype __attribute__ __declspec alignas "
-    "noexcept throw static_assert requires asm __asm__ defined".split()
+    ["if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype", "__attribute__", "__declspec", "alignas", "noexcept", "throw", "static_assert", "requires", "asm", "__asm__", "defined"]
 )
 _NESTED_GROUPS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|<[^<>]*>")
 _OPERATOR_TOKEN = re.compile(r"operator\s*\S+")
 _ASSIGNMENT = re.compile(r"(?<![=!<>])=(?!=)")
 _RUST_FN = re.compile(r"\bfn\s+([A-Za-z_]\w*)")
-_GO_FUNC = re.compile(r"^[ \t]*func\s*(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.M)
+_GO_FUNC = re.compile(r"^[ \t]*func\s*(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.MULTILINE)
 _JS_FUNCTION = re.compile(
     r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)",
-    re.M,
+    re.MULTILINE,
 )
 _JS_ARROW = re.compile(
     r"^[ \t]*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]*)?=\s*(?:async\s+)?"
     r"(?:function\b[^{]*|(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=]*?)?=>\s*)\Z",
-    re.M,
+    re.MULTILINE,
 )
 
 

@@ -1,4 +1,4 @@
-"""What an evaluation produces, whatever contract the task's evaluator follows."""
+"""What an evaluation produces, whatever contract the task's evaluator follows; stored as is."""
 
 from __future__ import annotations
 
@@ -51,3 +51,9 @@ def case_scores(result: EvaluationResult) -> dict[str, float]:
             key = str(case.get("case", case.get("id", index)))
             scores[key] = float(case["score"])
     return scores
+
+
+def score_of(result: EvaluationResult) -> float | None:
+    """The combined score of a correct result; None otherwise (what the search calls correct:
+    the evaluator accepted the program and returned a score)."""
+    return result.combined_score if result.correct and result.combined_score is not None else None

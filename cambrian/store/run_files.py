@@ -27,8 +27,8 @@ def write_config(run_dir: Path, config: RunConfig) -> None:
 
 def write_best(run_dir: Path, store: Store, candidate_id: int, filename: str) -> Path:
     """Copy the candidate's source to ``run_dir/best/`` with its scores (public ones only)."""
-    row = store.candidate(candidate_id)
-    result = store.evaluation(candidate_id)
+    row = store.candidates.get(candidate_id)
+    result = store.evaluations.latest(candidate_id)
     best_dir = run_dir / "best"
     program = best_dir / filename
     _atomic_write(program, row.source or "")

@@ -1,0 +1,47 @@
+"""Run configuration: the sections (``sections.py``), a judged task's ``judge:`` section
+(``judge.py``) and how layers are read and validated (``loading.py``)."""
+
+from cambrian.config.loading import (
+    build_config,
+    deep_merge,
+    parse_override,
+    read_config_file,
+    validate_config,
+)
+from cambrian.config.sections import (
+    ALL_MUTATION_INTENTS,
+    BudgetConfig,
+    ComprehensionConfig,
+    DatabaseConfig,
+    EvaluationConfig,
+    EvolutionConfig,
+    FirstProgramConfig,
+    LLMConfig,
+    MetaConfig,
+    ModelConfig,
+    MutationConfig,
+    MutationIntentName,
+    NoveltyConfig,
+    ParentSelection,
+    PatchFormat,
+    PatchType,
+    PromptConfig,
+    PromptEvolutionConfig,
+    RetryConfig,
+    RunConfig,
+    SearchConfig,
+    StrictModel,
+    TaskConfig,
+    TraceFeedbackConfig,
+)
+from cambrian.core.errors import ConfigError
+
+__all__ = [
+    "ALL_MUTATION_INTENTS", "BudgetConfig", "ComprehensionConfig", "ConfigError",
+    "DatabaseConfig", "EvaluationConfig", "EvolutionConfig", "FirstProgramConfig", "LLMConfig",
+    "MetaConfig", "ModelConfig", "MutationConfig", "MutationIntentName", "NoveltyConfig",
+    "ParentSelection", "PatchFormat", "PatchType", "PromptConfig", "PromptEvolutionConfig",
+    "RetryConfig", "RunConfig", "SearchConfig", "StrictModel", "TaskConfig",
+    "TraceFeedbackConfig", "build_config", "deep_merge", "parse_override", "read_config_file",
+    "validate_config",
+]

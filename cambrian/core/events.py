@@ -1,0 +1,267 @@
+"""Typed events: one frozen dataclass per kind of thing that happens in a run.
+
+The recorder writes every event to the store's ``events`` table (kind + JSON payload) in the
+transaction of the change it describes, and publishes it to the run's subscribers (progress
+display, web UI) once that transaction has committed. Reading a store back, :func:`decode` turns
+each row into its dataclass again; a kind this code does not know (an event of a plugin that is
+not loaded, or of a newer Cambrian) becomes an :class:`UnknownEvent` rather than an error.
+
+A module defining new events (a search algorithm, say) decorates them with :func:`event_kind`.
+Field names are the stored payload keys, so renaming a field is a store migration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from typing_extensions import Self
+
+E = TypeVar("E", bound="Event")
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class; ``kind`` is the stored name, set by :func:`event_kind`."""
+
+    kind: ClassVar[str] = "event"
+
+    def payload(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> Self:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in payload.items() if k in names})
+
+
+_KINDS: dict[str, type[Event]] = {}
+
+
+def event_kind(kind: str) -> Callable[[type[E]], type[E]]:
+    """Class decorator: register an event dataclass under its stored ``kind``."""
+
+    def register(cls: type[E]) -> type[E]:
+        if kind in _KINDS and _KINDS[kind] is not cls:
+            raise ValueError(f"event kind {kind!r} is already taken by {_KINDS[kind].__name__}")
+        cls.kind = kind
+        _KINDS[kind] = cls
+        return cls
+
+    return register
+
+
+@dataclass(frozen=True)
+class UnknownEvent(Event):
+    """A stored event whose kind is not registered here; its payload is kept as it is."""
+
+    name: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event read back from the store, with its row id and commit time."""
+
+    id: int
+    event: Event
+    created_at: float
+
+    @property
+    def kind(self) -> str:
+        return self.event.kind if not isinstance(self.event, UnknownEvent) else self.event.name
+
+
+def decode(kind: str, payload: dict[str, Any]) -> Event:
+    cls = _KINDS.get(kind)
+    if cls is None:
+        return UnknownEvent(name=kind, data=dict(payload))
+    try:
+        return cls.from_payload(payload)
+    except TypeError:  # a payload missing a field this version requires
+        return UnknownEvent(name=kind, data=dict(payload))
+
+
+def kind_of(event: Event) -> str:
+    return event.name if isinstance(event, UnknownEvent) else event.kind
+
+
+def registered_kinds() -> dict[str, type[Event]]:
+    return dict(_KINDS)
+
+
+def now() -> float:
+    return time.time()
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+@event_kind("session_start")
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    pid: int
+
+
+@event_kind("session_end")
+@dataclass(frozen=True)
+class SessionEnded(Event):
+    reason: str
+    # Why the session stopped, as one word (see cambrian.core.outcomes.RunOutcome); "" in runs
+    # recorded before outcomes were stored.
+    outcome: str = ""
+
+
+@event_kind("config_override")
+@dataclass(frozen=True)
+class ConfigOverridden(Event):
+    overrides: list[str]
+
+
+# --------------------------------------------------------------------------- proposals
+
+
+@event_kind("proposed")
+@dataclass(frozen=True)
+class CandidateProposed(Event):
+    candidate_id: int
+    operator: str  # diff, full, cross, fix, tune, merge...
+    model: str | None  # the bandit arm, or None for an LLM-free child
+    parent_id: int | None = None
+
+
+@event_kind("proposal_failed")
+@dataclass(frozen=True)
+class ProposalFailed(Event):
+    errors: list[str]
+    model: str
+    outcome: str = ""  # cambrian.core.outcomes.ProposalOutcomeKind
+
+
+@event_kind("llm_call_skipped")
+@dataclass(frozen=True)
+class LLMCallSkipped(Event):
+    purpose: str
+    reason: str
+
+
+@event_kind("novelty_judge_error")
+@dataclass(frozen=True)
+class NoveltyJudgeError(Event):
+    context_id: int | None
+    nearest_id: int | None
+    error: str
+
+
+@event_kind("first_program_failed")
+@dataclass(frozen=True)
+class FirstProgramFailed(Event):
+    attempt: int
+    error: str
+    context_id: int | None
+
+
+@event_kind("comprehension")
+@dataclass(frozen=True)
+class ComprehensionWritten(Event):
+    status: str  # ok | failed
+    context_id: int | None = None
+    error: str = ""
+
+
+# --------------------------------------------------------------------------- evaluations
+
+
+@event_kind("evaluated")
+@dataclass(frozen=True)
+class CandidateEvaluated(Event):
+    candidate_id: int
+    status: str  # the evaluation's status (ok, incorrect, timeout, memory, crashed...)
+    score: float | None
+    best_score: float | None
+    evaluated: int  # evaluations spent against the budget so far
+    generations: int  # the budget
+
+
+@event_kind("duplicate")
+@dataclass(frozen=True)
+class DuplicateFound(Event):
+    candidate_id: int
+    duplicate_of: int
+
+
+@event_kind("screened_out")
+@dataclass(frozen=True)
+class ScreenedOut(Event):
+    candidate_id: int
+    reason: str
+
+
+@event_kind("remote_scorer_down")
+@dataclass(frozen=True)
+class RemoteScorerDown(Event):
+    error: str
+    candidate_id: int | None = None
+
+
+# --------------------------------------------------------------------------- search state
+
+
+@event_kind("bandit")
+@dataclass(frozen=True)
+class BanditSnapshot(Event):
+    pulls: int
+    shares: dict[str, float]
+    mean_reward: dict[str, float | None] = field(default_factory=dict)
+
+
+@event_kind("archive_snapshot_mismatch")
+@dataclass(frozen=True)
+class ArchiveSnapshotMismatch(Event):
+    stored: Any
+    replayed: Any
+
+
+@event_kind("tune")
+@dataclass(frozen=True)
+class TuneStepped(Event):
+    parent_id: int
+    evaluated: int
+    trials: int
+    parent_score: float | None
+    tuned_score: float | None = None
+    improved: bool = False
+    stopped: str | None = None
+    knobs: list[dict[str, Any]] = field(default_factory=list)
+    values: dict[str, float] = field(default_factory=dict)
+    defaults_match: bool | None = None
+    curve: list[float | None] = field(default_factory=list)
+    child_id: int | None = None
+
+
+@event_kind("guidance_change")
+@dataclass(frozen=True)
+class GuidanceChanged(Event):
+    """A person added, replaced, reverted or cleared guidance (the guidance table holds it)."""
+
+    version_id: int
+    action: str
+    source: str  # cli | file | ui | api
+    active_text: str
+    target: str = ""  # "" for every prompt; "candidate:ID" / "lineage:ID" when targeted
+
+
+@event_kind("control")
+@dataclass(frozen=True)
+class ControlChanged(Event):
+    """A person paused or resumed proposals, changed a budget or asked the run to stop."""
+
+    action: str  # pause | resume | stop | budget
+    source: str
+    detail: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,98 @@
+"""Loop hooks: everything the evolution loop does beyond "sample a parent, ask the LLM, evaluate,
+commit", behind one interface, so the engine has no special case for any of them.
+
+A hook overrides only what it needs:
+
+- ``prepare``: once per session before the first proposal (problem comprehension, a first
+  program written by the LLM);
+- ``due`` / ``step``: periodic side work between proposals (meta-scratchpad update, prompt
+  rewrite, an algorithm's LLM step); while a ``blocks_proposals`` hook's step runs no new
+  proposal starts, so the next prompt sees its outcome;
+- ``take_slot``: make the child of a proposal slot without asking the LLM for code (the tune
+  operator, GEPA's merge); returns :class:`SlotTaken` (with the stored child's id, or None when
+  the slot is spent without a child), or None to leave the slot to the LLM;
+- ``prompt_notes`` / ``system_prompt``: what every mutation prompt carries (scratchpad
+  recommendations, a co-evolved system prompt), drawn with the request's random generator;
+- ``screen``: a cheap check before a child's full evaluation (GEPA's minibatch);
+- ``evaluations_spent``: evaluations the hook ran that count against the generation budget;
+- ``state`` / ``load_state``: what cannot be rebuilt from the store, saved with every commit.
+
+The engine calls hooks in the order the composition root lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cambrian.core.events import Event
+
+
+@dataclass(frozen=True)
+class SlotContext:
+    """What a hook sees of one proposal slot."""
+
+    generation: int
+    allowance: int  # evaluations left in the budget beyond those already committed to
+    children_evaluated: int  # evaluated children so far (the initial program excluded)
+    programs: Mapping[int, Any]  # the selector's evaluated programs (ProgramRecord) by id
+    rng: Any  # numpy.random.Generator of the run
+
+
+@dataclass(frozen=True)
+class SlotTaken:
+    """A hook used a proposal slot; ``child_id`` is the child it stored (None: no child)."""
+
+    child_id: int | None
+
+
+@dataclass(frozen=True)
+class DirectChild:
+    """A child program built without an LLM call; stored and evaluated like any other child."""
+
+    parent_id: int
+    source: str
+    operator: str
+    description: str = ""
+    other_parent_ids: tuple[int, ...] = ()
+    notes: dict[str, Any] = field(default_factory=dict)  # merged into the child's notes
+
+
+class LoopHook:
+    """Default: does nothing. Subclasses override what they need."""
+
+    name = "hook"
+    blocks_proposals = True
+
+    async def prepare(self) -> None:
+        return None
+
+    def due(self, evaluated: int) -> bool:
+        return False
+
+    async def step(self, evaluated: int) -> list[Event]:
+        return []
+
+    async def take_slot(self, slot: SlotContext) -> SlotTaken | None:
+        return None
+
+    def prompt_notes(self, rng: Any) -> tuple[str, ...]:
+        return ()
+
+    def system_prompt(self, rng: Any) -> tuple[str, dict[str, Any]] | None:
+        return None
+
+    async def screen(self, source: str, parent_id: int | None, work_dir: Path) -> str | None:
+        """A reason to stop ``source`` before its full evaluation, or None to go on."""
+        return None
+
+    def evaluations_spent(self) -> int:
+        return 0
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        return None

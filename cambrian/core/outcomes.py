@@ -1,0 +1,57 @@
+"""Outcome enums: what became of one proposal, and why a run stopped (with its exit code)."""
+
+from __future__ import annotations
+
+from enum import Enum, StrEnum
+
+
+class ProposalOutcome(StrEnum):
+    """What one proposal attempt (one conversation with the model) ended in."""
+
+    CHILD = "child"  # a pending child was stored
+    REPLY_REFUSED = "reply_refused"  # the model answered, but no attempt gave a usable program
+    PROMPT_TOO_LARGE = "prompt_too_large"
+    CALL_FAILED = "call_failed"  # the provider failed after its retries (transient)
+    FATAL = "fatal"  # an error no retry can fix (bad credentials, malformed request)
+    BUDGET = "budget"  # a budget cap forbade the call
+    REJECTED = "rejected"  # a valid program refused by a child filter (novelty, ...)
+    RECYCLED = "recycled"  # refused for re-adding what its lineage deleted
+
+    @property
+    def produced_child(self) -> bool:
+        return self is ProposalOutcome.CHILD
+
+
+class CallFailure(StrEnum):
+    """How a provider call failed, as the gateway classifies it."""
+
+    TRANSIENT = "transient"  # timeouts, rate limits, 5xx: retried, then given up
+    BAD_REQUEST = "bad_request"  # the request is wrong: retrying cannot help
+    AUTH = "auth"  # missing or rejected credentials
+    CONTEXT_OVERFLOW = "context_overflow"  # the prompt does not fit the window
+    MALFORMED_REPLY = "malformed_reply"  # the server answered with something unreadable
+    UNREACHABLE = "unreachable"  # nothing answers at the address
+
+    @property
+    def fatal(self) -> bool:
+        """Whether the run cannot go on with this model (every later call would fail too)."""
+        return self in (CallFailure.BAD_REQUEST, CallFailure.AUTH)
+
+
+class RunOutcome(Enum):
+    """Why a run stopped, with the process exit code ``cambrian run``/``resume`` return."""
+
+    COMPLETED = ("completed", 0)  # the generation budget was spent
+    BUDGET_REACHED = ("budget_reached", 3)  # a budget.* cap (money, tokens, calls, time)
+    NOTHING_EVALUATED = ("nothing_evaluated", 4)  # no program could be evaluated / generated
+    LLM_UNREACHABLE = ("llm_unreachable", 5)  # the model did not answer or refused every call
+    INTERRUPTED = ("interrupted", 130)  # Ctrl-C or SIGTERM; resume continues it
+    FAILED = ("failed", 1)  # an error (a damaged store, a bug): the message says which
+
+    def __init__(self, word: str, exit_code: int) -> None:
+        self.word = word
+        self.exit_code = exit_code
+
+    @classmethod
+    def from_word(cls, word: str) -> RunOutcome | None:
+        return next((o for o in cls if o.word == word), None)

@@ -1,0 +1,100 @@
+"""The environment of a sandboxed command: an allow-list, never the inherited environment.
+
+Kept from Cambrian's environment: PATH, LANG, LANGUAGE, LC_*, TZ, TERM, the Python variables
+that change how a program runs (PYTHONPATH, PYTHONHOME, PYTHONHASHSEED, PYTHONIOENCODING,
+PYTHONUTF8, PYTHONWARNINGS), VIRTUAL_ENV, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES and, without a
+scratch folder, HOME and TMPDIR. With a scratch folder, HOME is the scratch folder and TMPDIR
+a folder inside it. Then the numeric thread caps and PYTHONFAULTHANDLER, then what the caller
+passes explicitly (a task's `evaluation.env`), which wins.
+
+Secret values (the values of every configured `api_key_env`, registered once per process with
+`register_secret_values`, plus any passed per call) never reach the child: a variable whose
+value contains one is dropped, with a warning naming the variable, whoever set it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# Numeric libraries otherwise start one thread per core in every evaluation.
+THREAD_CAP_ENV: dict[str, str] = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+}
+# Python tracebacks on fatal signals make "crashed" results explain themselves.
+DEFAULT_CHILD_ENV: dict[str, str] = {**THREAD_CAP_ENV, "PYTHONFAULTHANDLER": "1"}
+
+ALLOWED_NAMES = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "TERM",
+    "PYTHONPATH", "PYTHONHOME", "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8",
+    "PYTHONWARNINGS", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+})
+ALLOWED_WITHOUT_SCRATCH = frozenset({"HOME", "TMPDIR"})
+ALLOWED_PREFIXES = ("LC_",)
+SCRATCH_TMP_DIRNAME = ".tmp"
+# Shorter values would match by accident (and are no credential).
+MIN_SECRET_LENGTH = 6
+# Kept for callers that still import it; names no longer decide anything (the allow-list does).
+CREDENTIAL_NAME_PATTERN = re.compile(
+    r"(^|_)(API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)(_|$)",
+    re.IGNORECASE,
+)
+
+_registered_secrets: set[str] = set()
+
+
+def register_secret_values(values: Iterable[str | None]) -> None:
+    """Values that must never appear in any sandboxed command's environment (API keys)."""
+    _registered_secrets.update(v for v in values if v and len(v) >= MIN_SECRET_LENGTH)
+
+
+def registered_secret_values() -> frozenset[str]:
+    return frozenset(_registered_secrets)
+
+
+def _allowed(name: str, has_scratch: bool) -> bool:
+    if name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES):
+        return True
+    return not has_scratch and name in ALLOWED_WITHOUT_SCRATCH
+
+
+def scratch_tmp_dir(scratch_dir: Path) -> Path:
+    return scratch_dir / SCRATCH_TMP_DIRNAME
+
+
+def build_child_env(
+    overrides: Mapping[str, str] | None,
+    *,
+    scratch_dir: Path | None = None,
+    secret_values: Iterable[str] = (),
+    inherited: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Allow-listed inherited variables, HOME/TMPDIR, thread caps, then the caller's variables."""
+    source = os.environ if inherited is None else inherited
+    has_scratch = scratch_dir is not None
+    env = {name: value for name, value in source.items() if _allowed(name, has_scratch)}
+    if scratch_dir is not None:
+        env["HOME"] = str(scratch_dir)
+        env["TMPDIR"] = str(scratch_tmp_dir(scratch_dir))
+    env.update(DEFAULT_CHILD_ENV)
+    env.update(overrides or {})
+    secrets = _registered_secrets | {
+        value for value in secret_values if value and len(value) >= MIN_SECRET_LENGTH
+    }
+    if secrets:
+        leaked = sorted(
+            name for name, value in env.items() if any(s in value or s in name for s in secrets)
+        )
+        for name in leaked:
+            log.warning("not passing %s to the sandboxed command: its value holds a secret", name)
+            del env[name]
+    return env

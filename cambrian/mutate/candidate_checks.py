@@ -1,0 +1,74 @@
+"""From a model's reply to a child program: apply it in its reply format, keep the code outside
+the EVOLVE-BLOCKs, restore definitions a full rewrite dropped, and refuse (with a message meant
+for the model) a reply that changes nothing, repeats a program the run has, or does not compile."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from cambrian.lang.syntax import check_syntax
+from cambrian.llm.base import LLMResponse
+from cambrian.mutate.dead_code import behaviour_unchanged
+from cambrian.mutate.patch_types import PatchError, RefusalKind
+from cambrian.mutate.patches import apply_reply
+from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
+from cambrian.store.store import Store
+from cambrian.task.blocks import BlockError, check_immutable_unchanged
+from cambrian.task.folder import Task
+
+DUPLICATE_PREFIX = "this exact program was already proposed"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    message: str
+    kind: RefusalKind
+
+
+async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: str,
+                           response: LLMResponse) -> tuple[str, str, dict[str, Any]] | Refusal:
+    """(source, description, notes) of the child, or why the reply cannot be used."""
+    language = task.language
+    try:
+        patch = apply_reply(fmt, parent_source, response.text, language)
+        check_immutable_unchanged(parent_source, patch.source)
+    except PatchError as exc:
+        return _refusal(exc.message, exc.kind, response)
+    except BlockError as exc:
+        return _refusal(str(exc), RefusalKind.OUTSIDE_BLOCKS, response)
+    notes: dict[str, Any] = {"format": fmt, "edits": patch.n_edits,
+                             "apply_notes": list(patch.notes)}
+    if response.truncated:  # cut at the token limit, yet complete enough to apply
+        notes["truncated_reply"] = True
+    source = patch.source
+    if fmt == "full" and language.name == "python":
+        missing = missing_required_definitions(parent_source, source)
+        if missing:
+            source = restore_definitions(parent_source, source, missing)
+            notes["restored_definitions"] = missing
+    if source.strip() == parent_source.strip():
+        return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
+    if language.name == "python":
+        unchanged = behaviour_unchanged(parent_source, source)
+        if unchanged:
+            return Refusal(unchanged, RefusalKind.NO_CHANGE)
+    earlier = store.candidates.find_by_source(source)
+    if earlier is not None:
+        # What that program was, so the next attempt knows which change to avoid.
+        tried = f': "{earlier.description[:100]}"' if earlier.description else ""
+        outcome = (f", score {earlier.score:.6g}" if earlier.score is not None
+                   else f", {earlier.status}")
+        return Refusal(f"{DUPLICATE_PREFIX} (program {earlier.id}{tried}{outcome}); "
+                       "propose a different change", RefusalKind.DUPLICATE)
+    syntax_error = await asyncio.to_thread(check_syntax, source, language.name)
+    if syntax_error:
+        return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
+    return source, patch.description, notes
+
+
+def _refusal(message: str, kind: RefusalKind, response: LLMResponse) -> Refusal:
+    if response.truncated:
+        message = f"reply hit the {response.usage.completion_tokens}-token limit; {message}"
+    return Refusal(message, kind)

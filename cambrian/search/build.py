@@ -1,0 +1,157 @@
+"""The composition root: every part of a run is built here, once, and wired to the others.
+
+Nothing else constructs the loop's parts, so this is the one place that says which hooks run
+(in which order), which child filters a proposal passes, which model each side task uses, and
+how the budget checks see the proposals in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import cambrian.evaluate.factory
+import cambrian.mutate.prompts
+import cambrian.mutate.proposer  # noqa: F401  registers the default generator
+from cambrian.config import RunConfig
+from cambrian.core.bus import EventBus, Subscriber
+from cambrian.core.components import make_component
+from cambrian.core.hooks import LoopHook
+from cambrian.core.objective import Objective
+from cambrian.core.plugins import load_plugins
+from cambrian.evaluate.executor import EvaluationExecutor, LocalExecutor
+from cambrian.llm.base import LLMProvider
+from cambrian.llm.ensemble import Ensemble
+from cambrian.llm.gateway import LLMGateway
+from cambrian.meta.comprehension import ProblemComprehension
+from cambrian.meta.guidance import GuidanceBoard
+from cambrian.meta.prompt_archive import build_prompt_archive
+from cambrian.meta.scratchpad import build_scratchpad
+from cambrian.mutate.filters import ChildFilter
+from cambrian.mutate.proposer import Proposer
+from cambrian.mutate.schedule import build_mutation_schedule
+from cambrian.search.archive import Archive
+from cambrian.search.budget import BudgetManager
+from cambrian.search.commit import Committer
+from cambrian.search.context import LoopCounters, Progress, RunContext
+from cambrian.search.engine import Evolution
+from cambrian.search.evaluations import EvaluationQueue, evaluate_once
+from cambrian.search.hooks import HookServices, case_evaluator
+from cambrian.search.novelty import build_novelty_filter
+from cambrian.search.prelude import FirstProgramHook
+from cambrian.search.proposals import ProposalSlots
+from cambrian.search.recycling import build_deletion_filter, parent_view
+from cambrian.search.registry import make_hooks, make_selector
+from cambrian.search.requests import RequestBuilder
+from cambrian.search.tune_step import build_tune_operator
+from cambrian.store.recorder import Recorder
+from cambrian.store.store import Store
+from cambrian.task.folder import Task
+
+
+def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
+                    providers: dict[str, LLMProvider], evaluator: Any, *,
+                    executor: EvaluationExecutor | None = None,
+                    subscribers: Iterable[Subscriber] = ()) -> Evolution:
+    """A run ready to ``await evolution.run()``. ``evaluator``: anything with
+    ``async evaluate(source, work_dir)`` (see ``cambrian/evaluate/executor.py``)."""
+    load_plugins(config.search.plugins)  # they may register components used below
+    bus = EventBus()
+    for subscriber in subscribers:
+        bus.subscribe(subscriber)
+    recorder = Recorder(store, bus)
+    objective = Objective.of(task.direction)
+    counters = LoopCounters()
+    budget = BudgetManager(config.budget, store, config.evolution.generations)
+    gateway = LLMGateway(
+        config.llm.models, providers, recorder,
+        budget=budget.stop_reason, max_reply_chars=config.llm.max_reply_chars)
+    ctx = RunContext(run_dir, task, config, store, recorder, gateway, budget, objective, counters)
+    executor = executor or LocalExecutor(evaluator)
+    rng = np.random.default_rng(config.evolution.seed)
+    saved_rng = store.state.get("rng")
+    if saved_rng is not None:
+        rng.bit_generator.state = saved_rng
+    ensemble = Ensemble(config.llm)
+    ensemble.load_state(store.state.get("ensemble", {}))
+    selector = make_selector(config)
+    archive = Archive(selector, objective, config.evolution.seed)
+    hooks: list[LoopHook] = []
+    progress = Progress(store, hooks)
+
+    def search_state() -> dict[str, Any]:
+        return archive.state(rng, hooks, ensemble.state())
+
+    committer = Committer(ctx, archive, ensemble, search_state, progress.evaluations_spent)
+
+    # Child filters, in the order a proposal passes them, with their rejections per generation.
+    feedback = config.trace_feedback  # what the trace analyses feed back (seed 001 §6)
+    deletion_filter = build_deletion_filter(feedback, store, task.language.name)
+    novelty = build_novelty_filter(config, recorder, gateway, task.language)
+    filters: list[ChildFilter] = [f for f in (deletion_filter, novelty) if f is not None]
+    allowances = {"deletion": feedback.max_rejections, "novelty": config.novelty.max_attempts}
+    if novelty is not None:  # a migrated program joins its new island's index
+        bus.subscribe(novelty.follow)
+
+    schedule = build_mutation_schedule(config, store, objective.maximize)
+
+    def reply_refused(tags: dict[str, Any]) -> None:
+        if schedule is not None and tags.get("intent"):
+            schedule.record(str(tags["intent"]), False)
+
+    proposer: Proposer = make_component(
+        "generator", config.search.generator, task=task, config=config, gateway=gateway,
+        recorder=recorder, filters=filters, on_reply_refused=reply_refused)
+
+    # Loop hooks, in the order the engine consults them.
+    def prepare_budget() -> str | None:
+        return budget.stop_reason(0)
+
+    def set_brief(brief: str | None) -> None:
+        proposer.prompts.brief = brief
+
+    comprehension = ProblemComprehension(
+        config.comprehension, task, gateway, recorder,
+        gateway.label(config.comprehension.model, "comprehension.model"), run_dir,
+        budget_check=prepare_budget, on_brief=set_brief)
+    hooks.append(comprehension)
+    hooks.append(FirstProgramHook(ctx, executor, committer, lambda: proposer.prompts.brief,
+                                  prepare_budget))
+
+    async def trial(source: str, work_dir: Path) -> Any:
+        return (await evaluate_once(executor, source, work_dir)).result
+
+    tuner = build_tune_operator(
+        feedback, recorder, trial, language=task.language.name,
+        maximize=objective.maximize, seed=config.evolution.seed, work_root=ctx.work_root,
+        stop=lambda: budget.stop_reason(), record_child=committer.direct_child)
+    scratchpad = build_scratchpad(config, gateway, recorder, run_dir, objective)
+    evaluate_cases, case_ids = case_evaluator(evaluator)
+    algorithm_hooks = make_hooks(config, selector, HookServices(
+        store=store, objective=objective, problem=task.problem_statement or "", gateway=gateway,
+        model_label=gateway.label(config.meta.model, "meta.model"),
+        record_child=committer.direct_child, evaluate_cases=evaluate_cases, case_ids=case_ids))
+    prompt_archive = build_prompt_archive(config, gateway, recorder,
+                                          proposer.prompts.default_preamble(), objective,
+                                          task.problem_statement or "")
+    hooks.extend(h for h in (tuner, scratchpad, algorithm_hooks, prompt_archive) if h is not None)
+
+    guidance = GuidanceBoard(recorder, run_dir)
+    requests = RequestBuilder(
+        config, store, rng, lambda: parent_view(archive.selector, deletion_filter),
+        progress.evaluations_spent, guidance=guidance, hooks=hooks, mutation_schedule=schedule,
+        objective=objective)
+    committer.listeners.append(lambda row, record: requests.forget(row.id))
+    if schedule is not None:
+        committer.listeners.append(lambda row, record: schedule.observe(row))
+    stop: Any = None  # the engine's stop rule, bound below
+    slots = ProposalSlots(ctx, archive, hooks, requests, proposer, ensemble, allowances,
+                          progress, lambda: stop(), search_state)
+    evolution = Evolution(ctx, archive, hooks, progress, slots,
+                          EvaluationQueue(ctx, executor, committer, hooks), executor, novelty,
+                          search_state)
+    stop = evolution.stop_reason
+    return evolution

@@ -1,0 +1,65 @@
+"""What the parts of one run share, built once by the composition root (``build.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cambrian.config import RunConfig
+from cambrian.core.hooks import LoopHook
+from cambrian.core.objective import Objective
+from cambrian.core.status import EVALUATED
+from cambrian.llm.gateway import LLMGateway
+from cambrian.search.budget import BudgetManager
+from cambrian.store.recorder import Recorder
+from cambrian.store.store import Store
+from cambrian.task.folder import Task
+
+
+@dataclass
+class LoopCounters:
+    """The loop's live counts, read by the budget checks and the stop rules."""
+
+    proposals_in_flight: int = 0
+    failed_slots: int = 0  # proposal slots in a row that produced no usable program
+    screened_out: int = 0  # children in a row screened out before full evaluation
+    last_errors: list[str] = field(default_factory=list)
+
+    def note_errors(self, errors: list[str]) -> None:
+        self.last_errors = (self.last_errors + errors)[-5:]
+
+
+@dataclass
+class RunContext:
+    run_dir: Path
+    task: Task
+    config: RunConfig
+    store: Store
+    recorder: Recorder
+    gateway: LLMGateway
+    budget: BudgetManager
+    objective: Objective
+    counters: LoopCounters
+
+    @property
+    def work_root(self) -> Path:
+        return self.run_dir / "work"
+
+
+class Progress:
+    """How much of the generation budget is spent: evaluated children plus the hooks' own
+    evaluations (tune trials count against ``evolution.generations`` like children do)."""
+
+    def __init__(self, store: Store, hooks: list[LoopHook]) -> None:
+        self.store = store
+        self.hooks = hooks  # the run's hook list (filled in by the composition root)
+
+    def children_evaluated(self) -> int:
+        """Children evaluated so far (the initial program excluded)."""
+        return max(0, self.store.candidates.count(*EVALUATED) - 1)
+
+    def hook_evaluations(self) -> int:
+        return sum(hook.evaluations_spent() for hook in self.hooks)
+
+    def evaluations_spent(self) -> int:
+        return self.children_evaluated() + self.hook_evaluations()

@@ -1,0 +1,62 @@
+"""How values are written to the store: strict JSON (NaN/inf become null), finite floats, and
+redaction of the run's secret values (API keys) from everything written."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 6  # shorter "secrets" would redact ordinary words
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def clean(value: Any) -> Any:
+    """Replace NaN/inf (not representable in strict JSON) by None, recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+def finite_or_none(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+class Codec:
+    """Encodes values for the store; every text goes through :meth:`text`, so no configured
+    secret value is ever written, whoever produced the text (a candidate printing a key it
+    should not have had, a provider echoing it in an error)."""
+
+    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
+        self.secrets = tuple(sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS},
+                                    key=len, reverse=True))
+
+    def text(self, value: str | None) -> str | None:
+        if value is None or not self.secrets:
+            return value
+        for secret in self.secrets:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        return value
+
+    def json(self, value: Any) -> str:
+        encoded = json.dumps(clean(value), sort_keys=True, default=_json_default, allow_nan=False)
+        return self.text(encoded) or ""
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    return json.loads(text) if text else default

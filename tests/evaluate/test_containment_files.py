@@ -1,0 +1,168 @@
+"""Hostile candidates against the file system: task folder, /tmp, file size; output caps."""
+
+from __future__ import annotations
+
+import errno
+import json
+import sys
+import textwrap
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cambrian.evaluate.containment import ContainmentPolicy
+from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.evaluate.sandbox import run_sandboxed
+from cambrian.evaluate.task_files import TaskFilesChanged
+
+# Imports the candidate (which runs its hostile code at import) and scores it 1.0.
+EVALUATOR = """
+import importlib.util
+
+def evaluate(program_path):
+    spec = importlib.util.spec_from_file_location("candidate", program_path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    return {"combined_score": 1.0}
+"""
+
+HOSTILE_WRITES = """
+import json
+FAKE = "def evaluate(program_path):\\n    return {{'combined_score': 1e9}}\\n"
+outcome = {{}}
+for name, path in {targets!r}.items():
+    try:
+        with open(path, "w") as handle:
+            handle.write(FAKE)
+        outcome[name] = "written"
+    except OSError as error:
+        outcome[name] = error.errno
+print("OUTCOME " + json.dumps(outcome))
+"""
+
+
+def outcome_of(stdout: str) -> dict[str, object]:
+    line = next(line for line in stdout.splitlines() if line.startswith("OUTCOME "))
+    return json.loads(line.removeprefix("OUTCOME "))
+
+
+async def test_candidate_cannot_write_the_task_folder_or_tmp(
+    write_file: Callable[[str, str], Path], task_dir: Path, work_dir: Path, require_containment
+) -> None:
+    require_containment("read_only_outside_scratch")
+    evaluator_path = write_file("evaluator.py", EVALUATOR)
+    original = evaluator_path.read_text()
+    escape = Path(f"/tmp/cambrian-escape-{uuid.uuid4().hex}.py")
+    targets = {
+        "evaluator": str(evaluator_path),
+        "task_folder": str(task_dir / "planted.py"),
+        "tmp": str(escape),
+        "scratch": "mine.txt",  # its own scratch folder, the working directory: allowed
+    }
+    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=evaluator_path))
+    hostile = await evaluator.evaluate(HOSTILE_WRITES.format(targets=targets), work_dir)
+
+    assert hostile.status == "ok", hostile.error
+    outcome = outcome_of(hostile.stdout)
+    assert outcome["scratch"] == "written"
+    for name in ("evaluator", "task_folder", "tmp"):
+        # EROFS (read-only mount), or EACCES/ENOENT (a folder the sandbox user cannot see).
+        assert outcome[name] in (errno.EROFS, errno.EACCES, errno.ENOENT), (name, outcome)
+    assert evaluator_path.read_text() == original
+    assert not (task_dir / "planted.py").exists()
+    assert not escape.exists()
+    # The next child is scored by the real evaluator, from a fresh verified copy.
+    honest = await evaluator.evaluate("VALUE = 1\n", work_dir)
+    assert honest.status == "ok" and honest.combined_score == 1.0
+
+
+async def test_a_task_file_changed_after_the_build_stops_evaluation(
+    write_file: Callable[[str, str], Path], work_dir: Path
+) -> None:
+    evaluator_path = write_file("evaluator.py", EVALUATOR)
+    data = write_file("data.txt", "42\n")
+    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=evaluator_path))
+    assert (await evaluator.evaluate("VALUE = 1\n", work_dir)).status == "ok"
+    # The scratch folder held verified, read-only copies of the task's files.
+    assert (work_dir / "data.txt").read_text() == "42\n"
+    assert (work_dir / "evaluator.py").stat().st_mode & 0o222 == 0
+
+    evaluator_path.write_text(EVALUATOR.replace("1.0", "1e9"))
+    with pytest.raises(TaskFilesChanged, match="evaluator.py changed"):
+        await evaluator.evaluate("VALUE = 1\n", work_dir)
+    evaluator_path.write_text(textwrap.dedent(EVALUATOR).lstrip("\n"))
+    data.unlink()
+    with pytest.raises(TaskFilesChanged, match="data.txt was removed"):
+        await evaluator.evaluate("VALUE = 1\n", work_dir)
+
+
+async def test_evaluator_reads_sibling_task_files_from_its_working_directory(
+    write_file: Callable[[str, str], Path], task_dir: Path, work_dir: Path
+) -> None:
+    (task_dir / "data").mkdir()
+    write_file("data/answer.txt", "7\n")
+    path = write_file("evaluator.py", """
+        from pathlib import Path
+
+        def evaluate(program_path):
+            beside = (Path(__file__).parent / "data" / "answer.txt").read_text()
+            relative = Path("data/answer.txt").read_text()
+            return {"combined_score": float(beside) + float(relative)}
+    """)
+    result = await ProgramEvaluator(EvaluatorSettings(evaluator_path=path)).evaluate(
+        "VALUE = 1\n", work_dir
+    )
+    assert result.status == "ok", result.error
+    assert result.combined_score == 14.0
+
+
+async def test_huge_file_write_stops_at_the_file_size_limit(
+    tmp_path: Path, require_containment
+) -> None:
+    require_containment("rlimit_fsize")
+    scratch = tmp_path / "scratch"
+    limit = 4 * 1024 * 1024
+    code = """
+import errno, os
+written = 0
+try:
+    with open("big.bin", "wb") as handle:
+        for _ in range(64):
+            handle.write(b"x" * 1024 * 1024)
+            handle.flush()
+            written += 1024 * 1024
+except OSError as error:
+    print("STOPPED", error.errno, written)
+else:
+    print("NOT STOPPED", written)
+"""
+    result = await run_sandboxed(
+        [sys.executable, "-c", code], cwd=scratch, env=None, timeout_s=60,
+        memory_limit_mb=1024, scratch_dir=scratch,
+        containment=ContainmentPolicy(max_file_bytes=limit),
+    )
+    assert result.returncode == 0, result.stderr
+    verdict, code_text, _ = result.stdout.split()
+    assert (verdict, int(code_text)) == ("STOPPED", errno.EFBIG)
+    assert (scratch / "big.bin").stat().st_size <= limit
+
+
+async def test_dropped_output_bytes_and_the_cap_are_recorded_in_the_result(
+    write_file: Callable[[str, str], Path], work_dir: Path
+) -> None:
+    path = write_file("evaluator.py", """
+        import sys
+
+        def evaluate(program_path):
+            sys.stdout.write("o" * 50_000)
+            sys.stderr.write("e" * 30_000)
+            return {"combined_score": 1.0}
+    """)
+    settings = EvaluatorSettings(evaluator_path=path, max_output_bytes=10_000)
+    result = await ProgramEvaluator(settings).evaluate("VALUE = 1\n", work_dir)
+    assert result.status == "ok", result.error
+    assert result.extra["stdout_truncated_bytes"] == 40_000
+    assert result.extra["stderr_truncated_bytes"] == 20_000
+    assert result.extra["output_cap_bytes"] == 10_000
+    assert len(result.stdout) < 10_200
