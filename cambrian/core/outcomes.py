@@ -42,6 +42,7 @@ class RunOutcome(Enum):
     """Why a run stopped, with the process exit code ``cambrian run``/``resume`` return."""
 
     COMPLETED = ("completed", 0)  # the generation budget was spent
+    STOPPED = ("stopped", 0)  # a person asked it to stop (web UI, API); resume continues it
     BUDGET_REACHED = ("budget_reached", 3)  # a budget.* cap (money, tokens, calls, time)
     NOTHING_EVALUATED = ("nothing_evaluated", 4)  # no program could be evaluated / generated
     LLM_UNREACHABLE = ("llm_unreachable", 5)  # the model did not answer or refused every call

@@ -37,6 +37,7 @@ from cambrian.search.archive import Archive
 from cambrian.search.budget import BudgetManager
 from cambrian.search.commit import Committer
 from cambrian.search.context import LoopCounters, Progress, RunContext
+from cambrian.search.control import RunControl
 from cambrian.search.engine import Evolution
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
 from cambrian.search.hooks import HookServices, case_evaluator
@@ -150,8 +151,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     stop: Any = None  # the engine's stop rule, bound below
     slots = ProposalSlots(ctx, archive, hooks, requests, proposer, ensemble, allowances,
                           progress, lambda: stop(), search_state)
+    control = RunControl(recorder, config, budget, run_dir)
     evolution = Evolution(ctx, archive, hooks, progress, slots,
                           EvaluationQueue(ctx, executor, committer, hooks), executor, novelty,
-                          search_state)
+                          search_state, control)
     stop = evolution.stop_reason
     return evolution

@@ -24,6 +24,7 @@ from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.search.archive import Archive
 from cambrian.search.context import Progress, RunContext
+from cambrian.search.control import RunControl
 from cambrian.search.evaluations import EvaluationQueue
 from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.proposals import ProposalSlots, RunAborted
@@ -56,7 +57,7 @@ class Evolution:
     def __init__(self, ctx: RunContext, archive: Archive, hooks: list[LoopHook],
                  progress: Progress, slots: ProposalSlots, queue: EvaluationQueue,
                  executor: EvaluationExecutor, novelty: NoveltyFilter | None,
-                 search_state: Any) -> None:
+                 search_state: Any, control: RunControl) -> None:
         self.ctx = ctx
         self.archive = archive
         self.hooks = hooks
@@ -66,6 +67,7 @@ class Evolution:
         self.executor = executor
         self.novelty = novelty
         self.search_state = search_state
+        self.control = control
         self.side_work = SideWork(
             [PeriodicJob(hook.name, hook.due, self._hook_step(hook), hook.blocks_proposals)
              for hook in hooks], self.side_call_stop)
@@ -142,7 +144,8 @@ class Evolution:
         pending = self.ctx.store.candidates.count(CandidateStatus.PENDING)
         committed = self.evaluations_spent() + pending
         return (
-            not self.side_work.blocking()  # the next prompts should see its outcome
+            not self.control.paused and self.control.stop_requested is None
+            and not self.side_work.blocking()  # the next prompts should see its outcome
             and in_flight < evolution.max_proposals_in_flight
             # Proposals keep the evaluation workers busy but never run far ahead of the
             # results they should learn from.
@@ -196,21 +199,28 @@ class Evolution:
         proposals: set[asyncio.Task[int | None]] = set()
         evaluations: set[asyncio.Task[None]] = set()
         side: set[asyncio.Task[Any]] = set()
+        steering: asyncio.Task[None] | None = None  # wakes the loop for control requests
         try:
             await self._prepare()
             queue: list[CandidateRow] = ctx.store.candidates.list(CandidateStatus.PENDING)
             next_generation = ctx.store.candidates.max_generation() + 1
             while True:
-                side.update(self.side_work.launch_due(self.evaluations_spent()))
+                self.control.apply_pending()
+                stopping = self.control.stop_requested is not None
+                if not stopping:
+                    side.update(self.side_work.launch_due(self.evaluations_spent()))
                 while self._may_launch():
                     ctx.counters.proposals_in_flight += 1
                     proposals.add(asyncio.create_task(self.slots.run(next_generation)))
                     next_generation += 1
                 while queue and len(evaluations) < ctx.config.evolution.max_parallel_evaluations:
                     evaluations.add(asyncio.create_task(self.queue.evaluate(queue.pop(0))))
-                if not proposals and not evaluations and not side:
+                busy = proposals or evaluations or (side and not stopping)
+                if not busy and not (self.control.paused and not stopping):
                     break
-                done, _ = await asyncio.wait(proposals | evaluations | side,
+                if steering is None or steering.done():
+                    steering = asyncio.create_task(self.control.wait())
+                done, _ = await asyncio.wait(proposals | evaluations | side | {steering},
                                              return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     proposals.discard(task)  # type: ignore[arg-type]
@@ -220,7 +230,7 @@ class Evolution:
                     if isinstance(result, int):
                         queue.append(ctx.store.candidates.get(result))
         except BaseException as exc:
-            for task in proposals | evaluations | side:
+            for task in proposals | evaluations | side | ({steering} if steering else set()):
                 task.cancel()
             await asyncio.gather(*proposals, *evaluations, *side, return_exceptions=True)
             ctx.recorder.emit(SessionEnded(reason=f"{type(exc).__name__}: {exc}",
@@ -228,13 +238,16 @@ class Evolution:
             raise
         finally:
             await self.executor.close()
-        for task in side:  # a scratchpad update still running is of no use to a finished run
-            task.cancel()
+        for task in side | ({steering} if steering else set()):
+            task.cancel()  # a scratchpad update still running is of no use to a finished run
         await asyncio.gather(*side, return_exceptions=True)
         reason = (GENERATION_BUDGET_REACHED
                   if self.evaluations_spent() >= ctx.config.evolution.generations
+                  else f"stopped on request ({self.control.stop_requested})"
+                  if self.control.stop_requested is not None
                   else self.stop_reason(launching=1) or "no further proposal possible")
-        outcome = self._outcome(reason)
+        outcome = (RunOutcome.STOPPED if self.control.stop_requested is not None
+                   and reason != GENERATION_BUDGET_REACHED else self._outcome(reason))
         ctx.recorder.emit(SessionEnded(reason=reason, outcome=outcome.word))
         return self.summary(reason, outcome)
 

@@ -11,7 +11,7 @@ from trace_builders import LINEAGE_RUN, build_run
 from typer.testing import CliRunner
 
 from cambrian.store.store import Store
-from cambrian.trace.cli import register
+from cambrian.cli.trace import register
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from cambrian.api import start
 from cambrian.config import ModelConfig
-from cambrian.trace.cli import register
+from cambrian.cli.trace import register
 from cambrian.trace.llm_choice import provider_for
 from cambrian.trace.model import load_trace
 from cambrian.trace.replay import replay_run

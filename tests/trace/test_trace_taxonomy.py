@@ -16,7 +16,7 @@ from trace_builders import LINEAGE_RUN, build_run
 from typer.testing import CliRunner
 
 from cambrian.config import ModelConfig
-from cambrian.trace.cli import register
+from cambrian.cli.trace import register
 from cambrian.trace.edits import collect_edits, shorten, unified_diff
 from cambrian.trace.label_cache import LabelCache
 from cambrian.trace.llm_choice import judge_id, provider_for

@@ -1,5 +1,5 @@
 """Command-line hook: ``cambrian trace export|import|stats`` (here),
-``cambrian trace label|agreement|tune|replay`` (:mod:`cambrian.trace.cli_analyses`) and
+``cambrian trace label|agreement|tune|replay`` (:mod:`cambrian.cli.trace_analyses`) and
 ``cambrian report``.
 
 ``register(app)`` adds the commands to the main typer app, keeping this package's imports out
@@ -12,28 +12,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}")
-    raise typer.Exit(code=2)
-
-
-def _fmt(value: object, digits: int = 4) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}"
-    return str(value)
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
+from cambrian.cli.trace_analyses import register_analyses
+from cambrian.cli.trace_format import _fail, _fmt, _pct, console
 
 
 def export_command(
@@ -136,8 +118,6 @@ def register(app: typer.Typer) -> None:
     trace_app.command("export")(export_command)
     trace_app.command("import")(import_command)
     trace_app.command("stats")(stats_command)
-    from cambrian.trace.cli_analyses import register_analyses
-
     register_analyses(trace_app)
     app.add_typer(trace_app, name="trace")
     app.command("report")(report_command)

@@ -1,5 +1,5 @@
 """``cambrian trace label|agreement|tune|replay``: the analyses that call an LLM or run the
-evaluator again (seed 001 §5.1, §5.3, §5.4). Registered by :func:`cambrian.trace.cli.register`.
+evaluator again (seed 001 §5.1, §5.3, §5.4). Registered by :func:`cambrian.cli.trace.register`.
 
 Model options (judge, knob finder, replay model) are shared: ``--provider``, ``--model``,
 ``--base-url``, repeatable ``--set key=value`` and ``--model-file model.yaml`` (one
@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from cambrian.trace.cli import _fail, _fmt, _pct, console
+from cambrian.cli.trace_format import _fail, _fmt, _pct, console
 
 PROVIDER = typer.Option(None, "--provider", help="local | openai | anthropic | gemini")
 MODEL = typer.Option(None, "--model", help="Model name (local: a registered GGUF or a path)")

@@ -1,0 +1,5 @@
+"""``python -m cambrian``: the command line."""
+
+from cambrian.cli import main
+
+main()

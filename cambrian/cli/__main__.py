@@ -1,0 +1,3 @@
+from cambrian.cli import main
+
+main()

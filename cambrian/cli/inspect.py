@@ -1,0 +1,119 @@
+"""Commands that read a run or the registries: ``status``, ``best``, ``algorithms``, ``init``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from cambrian.cli.app import app, console, fail, fmt, pct
+from cambrian.store.store import StoreError
+
+
+@app.command()
+def status(run_dir: Path = typer.Argument(...)) -> None:
+    """Summarise a run: progress, scores, success rates, tokens and cost per model."""
+    from cambrian.api import run_status
+    from cambrian.status import share_rows
+
+    try:
+        st = run_status(run_dir)
+    except (FileNotFoundError, StoreError) as exc:
+        fail(str(exc))
+    table = Table(title=f"{st.task} ({st.direction})", show_header=False)
+    table.add_row("children evaluated", f"{st.generations} / {st.budget}")
+    table.add_row("candidates by status",
+                  ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
+    table.add_row("initial score", fmt(st.initial_score))
+    table.add_row("best score", f"{fmt(st.best_score)} (candidate {st.best_id})")
+    table.add_row("LLM calls", str(st.llm_calls))
+    table.add_row("mutation calls yielding a program", pct(st.proposal_success))
+    table.add_row("evaluated children correct", pct(st.correct_rate))
+    if st.by_status.get("screened"):  # tiered judging: stopped at the quick stage
+        table.add_row("evaluated children screened out", pct(st.screened_rate))
+    table.add_row("correct children beating parent", pct(st.improvement_rate))
+    if st.last_session:
+        table.add_row("last session ended", st.last_session)
+    if st.guidance_changes:
+        table.add_row("human guidance", f"{st.guidance or '(cleared)'} "
+                                        f"[{st.guidance_changes} change(s); `cambrian guide`]")
+    console.print(table)
+    if st.bandit_shares:
+        arms = sorted({arm for _, shares in st.bandit_shares for arm in shares})
+        bandit = Table(title="LLM arm probabilities over time (UCB1 bandit)")
+        bandit.add_column("pulls", justify="right")
+        for arm in arms:
+            bandit.add_column(arm, justify="right")
+        for pulls, shares in share_rows(st.bandit_shares):
+            bandit.add_row(str(pulls), *(pct(shares.get(arm)) for arm in arms))
+        console.print(bandit)
+    _model_table(st.models)
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count}/{total} ({pct(count / total if total else None)})"
+
+
+def _model_table(models: list[Any]) -> None:
+    """Per model: calls, what its proposals became, tokens and cost (the LLM ledger)."""
+    table = Table(title="LLM ledger per model")
+    for column in ("model", "LLM calls", "yielded a program", "evaluated correct",
+                   "beat parent", "tokens", "cost $"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for m in models:
+        failed = f", {m.failed_calls} failed" if m.failed_calls else ""
+        table.add_row(m.model, f"{m.calls} ({m.mutation_calls} mutation{failed})",
+                      _share(m.programs, m.mutation_calls), _share(m.correct, m.evaluated),
+                      _share(m.improved, m.correct), f"{m.tokens:,}", f"{m.cost_usd:.4f}")
+    console.print(table)
+    console.print("yielded: of the model's mutation calls; correct: of its evaluated children; "
+                  "beat parent: of its correct children.")
+
+
+@app.command()
+def best(
+    run_dir: Path = typer.Argument(...),
+    out: Path | None = typer.Option(None, "--out", "-o", help="File to write (default: run_dir/best/)"),
+) -> None:
+    """Write the best program of a run."""
+    from cambrian.api import NoCorrectProgram
+    from cambrian.api import best as write_best_program
+
+    try:
+        written = write_best_program(run_dir, out)
+    except (FileNotFoundError, StoreError, NoCorrectProgram) as exc:
+        fail(str(exc))
+    console.print(f"Best program (candidate {written.candidate_id}, score {fmt(written.score)}) "
+                  f"written to {written.path}")
+
+
+@app.command()
+def algorithms() -> None:
+    """List the search algorithms `--search` accepts."""
+    from cambrian.search.registry import algorithm_names, get_algorithm
+
+    table = Table("name", "what it does")
+    for name in algorithm_names():
+        table.add_row(name, get_algorithm(name).description)
+    console.print(table)
+
+
+@app.command()
+def init(
+    task_dir: Path = typer.Argument(..., help="New task folder to create"),
+    force: bool = typer.Option(False, help="Write into an existing, non-empty folder"),
+) -> None:
+    """Create a working task skeleton (initial program, evaluator, problem statement, config)."""
+    from cambrian.api import init as init_task
+
+    try:
+        written = init_task(task_dir, force=force)
+    except FileExistsError as exc:
+        fail(str(exc))
+    for path in written:
+        console.print(f"created {path}")
+    console.print(f"Try it: cambrian run {task_dir} --generations 5")
+
+

@@ -1,0 +1,128 @@
+"""``cambrian run`` and ``cambrian resume``: drive a run with a progress display."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cambrian.cli.app import SetOption, app, console, err, fail, fmt
+from cambrian.config import ConfigError
+from cambrian.core.events import CandidateEvaluated, Event, RemoteScorerDown
+from cambrian.llm.base import LLMError
+from cambrian.search.engine import Evolution, RunAborted, RunSummary
+from cambrian.store.store import StoreError
+from cambrian.task.folder import TaskError
+
+
+def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
+    """Run the loop with a progress bar; SIGTERM stops it like Ctrl-C (store stays consistent)."""
+    total = evolution.config.evolution.generations
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("best {task.fields[best]}"), TimeElapsedColumn(),
+        console=console, disable=quiet, transient=False,
+    )
+    bar = progress.add_task("evolving", total=total, best="—",
+                            completed=evolution.evaluations_spent())
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, CandidateEvaluated):
+            progress.update(bar, completed=event.evaluated, best=fmt(event.best_score))
+            if not quiet and not console.is_terminal:  # a log file gets a line per child
+                console.print(f"evaluated {event.evaluated}/{total}: candidate "
+                              f"{event.candidate_id} {event.status} "
+                              f"score {fmt(event.score)}, best {fmt(event.best_score)}")
+        elif isinstance(event, RemoteScorerDown):  # shown even with --quiet; the run goes on
+            err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
+                      f"{event.candidate_id}; its local score stands. {escape(event.error)}")
+
+    evolution.subscribe(on_event)
+
+    async def main() -> RunSummary:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await evolution.run()
+
+    with progress:
+        try:
+            return asyncio.run(main())
+        finally:
+            evolution.store.close()
+
+
+def _report(summary: RunSummary) -> None:
+    console.print(f"[bold]Stopped:[/] {summary.stop_reason}")
+    console.print(f"Initial score: {fmt(summary.initial_score)}   "
+                  f"Best score: [bold green]{fmt(summary.best_score)}[/] "
+                  f"(candidate {summary.best_id})")
+    children = summary.evaluations - summary.tune_trials
+    evaluated = (f"Evaluations: {summary.evaluations} ({children} children, "
+                 f"{summary.tune_trials} tune trials)" if summary.tune_trials
+                 else f"Evaluated children: {summary.evaluations}")
+    console.print(f"{evaluated}   LLM calls: {summary.llm_calls}")
+    console.print(f"Results: {summary.run_dir}  (best program in {summary.run_dir / 'best'})")
+
+
+@app.command()
+def run(
+    task_dir: Path = typer.Argument(..., help="Task folder (initial program + evaluator)"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="YAML config file"),
+    overrides: list[str] | None = SetOption,
+    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Where to store the run"),
+    generations: int | None = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
+    search: str | None = typer.Option(None, "--search", help="Search algorithm (see `cambrian algorithms`)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Start a new evolution run on TASK_DIR."""
+    from cambrian.api import RunExists, start
+
+    sets = list(overrides or [])
+    if generations is not None:
+        sets.append(f"evolution.generations={generations}")
+    if search is not None:
+        sets.append(f"search.algorithm={search}")
+    try:
+        evolution = start(task_dir, config=config, overrides=sets, run_dir=run_dir)
+    except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError, StoreError) as exc:
+        fail(str(exc))
+    console.print(f"Run directory: {evolution.run_dir}")
+    _finish(evolution, quiet)
+
+
+def _finish(evolution: Evolution, quiet: bool) -> None:
+    try:
+        summary = _drive(evolution, quiet)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print(f"Interrupted. Nothing committed is lost; continue with: cambrian resume {evolution.run_dir}")
+        raise typer.Exit(code=130)
+    except RunAborted as exc:
+        fail(f"run stopped: {exc}\nThe store is intact; fix the cause and `cambrian resume {evolution.run_dir}`.")
+    _report(summary)
+
+
+@app.command()
+def resume(
+    run_dir: Path = typer.Argument(..., help="A run directory created by `cambrian run`"),
+    overrides: list[str] | None = SetOption,
+    generations: int | None = typer.Option(None, "--generations", "-g", help="New total budget"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Continue a stopped or killed run."""
+    from cambrian.api import resume as resume_run
+
+    sets = list(overrides or [])
+    if generations is not None:
+        sets.append(f"evolution.generations={generations}")
+    try:
+        evolution = resume_run(run_dir, overrides=sets)
+    except (ConfigError, TaskError, LLMError, FileNotFoundError, StoreError) as exc:
+        fail(str(exc))
+    _finish(evolution, quiet)
+
+
