@@ -15,6 +15,7 @@ from cambrian.config.sections import (
     DatabaseConfig,
     EvaluationConfig,
     EvolutionConfig,
+    ExecutionConfig,
     FirstProgramConfig,
     LLMConfig,
     MetaConfig,
@@ -38,7 +39,7 @@ from cambrian.core.errors import ConfigError
 
 __all__ = [
     "ALL_MUTATION_INTENTS", "BudgetConfig", "ComprehensionConfig", "ConfigError",
-    "DatabaseConfig", "EvaluationConfig", "EvolutionConfig", "FirstProgramConfig", "LLMConfig",
+    "DatabaseConfig", "EvaluationConfig", "EvolutionConfig", "ExecutionConfig", "FirstProgramConfig", "LLMConfig",
     "MetaConfig", "ModelConfig", "MutationConfig", "MutationIntentName", "NoveltyConfig",
     "ParentSelection", "PatchFormat", "PatchType", "PromptConfig", "PromptEvolutionConfig",
     "RetryConfig", "RunConfig", "SearchConfig", "StrictModel", "TaskConfig",

@@ -27,9 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cambrian.lang.languages import language_by_name, registered_languages
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-JudgeLanguage = Literal["python", "cpp", "rust"]
+# The name of a registered language with a judge toolchain (cambrian/lang/: python, cpp, rust,
+# or one a plugin registers); checked when the judge is built.
+JudgeLanguage = str
 Direction = Literal["maximize", "minimize"]
 CASE_FILE_SUFFIX = ".in"
 
@@ -139,6 +142,21 @@ class JudgeConfig(_Strict):
     failed_case_score: float | None = None
     tiers: TierConfig | None = None
     remote: RemoteConfig | None = None
+
+    @field_validator("language")
+    @classmethod
+    def _registered_language(cls, value: str) -> str:
+        """A registered language with a judge toolchain (a plugin's registers when its module
+        is imported; ``search.plugins`` are imported before the config is validated)."""
+        try:
+            language = language_by_name(value)
+        except KeyError:
+            language = None
+        if language is None or language.toolchain is None:
+            usable = sorted(lang.name for lang in registered_languages() if lang.toolchain)
+            raise ValueError(f"no judge toolchain for language {value!r}; one of "
+                             f"{', '.join(usable)}")
+        return language.name
 
     @field_validator("public_seeds", "private_seeds", mode="before")
     @classmethod

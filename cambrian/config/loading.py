@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from cambrian.config.sections import RunConfig
 from cambrian.core.errors import ConfigError
+from cambrian.core.plugins import load_plugins
 
 
 def _valid_keys_at(model: type[BaseModel], path: tuple[str | int, ...]) -> list[str]:
@@ -103,4 +104,8 @@ def build_config(
         merged = deep_merge(merged, layer)
     for text in overrides or []:
         merged = deep_merge(merged, parse_override(text))
+    plugins = (merged.get("search") or {}).get("plugins") if isinstance(merged.get("search"),
+                                                                         dict) else None
+    if isinstance(plugins, list):  # they may register names the config uses (a language...)
+        load_plugins([str(p) for p in plugins])
     return validate_config(merged)

@@ -12,9 +12,10 @@ import io
 import re
 import tokenize
 
-from cambrian.lang.languages import Language
+from cambrian.lang.language import Language
 
-BRACE_LANGUAGES = frozenset({"c", "cpp", "rust", "go", "javascript", "typescript"})
+# Masking styles (Language.masking) of languages with C-like comments, braces and literals.
+BRACE_STYLES = frozenset({"c", "cpp", "rust", "go", "javascript"})
 
 _RUST_CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|.)|[^\\'\n])'")
 _RUST_RAW_STRING = re.compile(r'b?r(#*)"')
@@ -96,7 +97,7 @@ def _literal_end(text: str, index: int, name: str) -> int | None:
     if char == "`" and name == "go":  # raw string: no escapes
         end = text.find("`", index + 1)
         return len(text) if end == -1 else end + 1
-    if char == "`" and name in ("javascript", "typescript"):
+    if char == "`" and name == "javascript":
         return _quoted_end(text, index, "`", multiline=True)
     if char == "'":
         if name == "rust":
@@ -112,7 +113,12 @@ def mask_code(source: str, language: Language, *, comments_only: bool = False) -
     """``source`` with comments, literals and preprocessor lines replaced by spaces (with
     ``comments_only``, only the comments; literals are still skipped whole, so a ``//`` inside a
     string is not taken for a comment)."""
-    name = language.name
+    return mask_style(source, language.masking, comments_only=comments_only)
+
+
+def mask_style(source: str, style: str, *, comments_only: bool = False) -> str:
+    """:func:`mask_code` for a masking style (``Language.masking``)."""
+    name = style
     chars = list(source)
     index = 0
     while index < len(source):
@@ -141,7 +147,7 @@ def code_tokens(source: str, language: Language) -> list[str]:
     """The code of ``source`` without its comments and layout, as a token list: two programs
     with equal lists differ only in comments, blank lines or spacing (Python keeps its
     indentation structure). Code that does not tokenise falls back to whitespace-split text."""
-    if language.name == "python":
+    if language.masking == "python":
         skipped = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
         try:
             return [token.string if token.type not in (tokenize.INDENT, tokenize.DEDENT)
@@ -150,6 +156,6 @@ def code_tokens(source: str, language: Language) -> list[str]:
                     if token.type not in skipped]
         except (tokenize.TokenError, IndentationError, SyntaxError):
             return source.split()
-    if language.name not in BRACE_LANGUAGES:
+    if language.masking not in BRACE_STYLES:
         return source.split()
     return mask_code(source, language, comments_only=True).split()

@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from cambrian.lang.code_mask import BRACE_LANGUAGES, mask_code
-from cambrian.lang.languages import Language
+from cambrian.lang.code_mask import mask_code, mask_style
+from cambrian.lang.language import Definition, Language
 
-FUNCTION_LANGUAGES = BRACE_LANGUAGES | {"python"}
+__all__ = ["Definition", "brace_parser", "code_outside", "find_definitions", "python_definitions",
+           "supports_functions"]
 
 _PYTHON_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -42,19 +43,11 @@ _JS_ARROW = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Definition:
-    name: str
-    start: int  # first line (0-based), decorators/attributes/template prefix included
-    end: int  # one past the last line
-    depth: int  # 0 for top level, 1 for a method, ...
-
-
 def supports_functions(language: Language) -> bool:
-    return language.name in FUNCTION_LANGUAGES
+    return language.definitions is not None
 
 
-def _python_definitions(source: str, top_level_only: bool) -> list[Definition]:
+def python_definitions(source: str, top_level_only: bool) -> list[Definition]:
     tree = ast.parse(source)
     found: list[Definition] = []
 
@@ -92,16 +85,25 @@ def _c_function(header: str) -> tuple[str, int] | None:
     return None
 
 
-def _function_in_header(header: str, language: Language) -> tuple[str, int] | None:
-    """(name, offset where the definition starts) when ``header`` opens a function body."""
-    if language.name in ("c", "cpp"):
-        return _c_function(header)
-    if language.name == "rust":
-        match = _RUST_FN.search(header)
-        return (match.group(1), len(header) - len(header.lstrip())) if match else None
-    if language.name == "go":
-        match = _GO_FUNC.search(header)
-        return (match.group(1), match.start()) if match else None
+HeaderMatcher = Callable[[str], "tuple[str, int] | None"]
+
+
+def c_function(header: str) -> tuple[str, int] | None:
+    """(name, offset where the definition starts) when a C/C++ ``header`` opens a function."""
+    return _c_function(header)
+
+
+def rust_function(header: str) -> tuple[str, int] | None:
+    match = _RUST_FN.search(header)
+    return (match.group(1), len(header) - len(header.lstrip())) if match else None
+
+
+def go_function(header: str) -> tuple[str, int] | None:
+    match = _GO_FUNC.search(header)
+    return (match.group(1), match.start()) if match else None
+
+
+def js_function(header: str) -> tuple[str, int] | None:
     for pattern in (_JS_FUNCTION, _JS_ARROW):
         match = pattern.search(header)
         if match:
@@ -109,8 +111,22 @@ def _function_in_header(header: str, language: Language) -> tuple[str, int] | No
     return None
 
 
-def _brace_definitions(source: str, language: Language) -> list[Definition]:
-    masked = mask_code(source, language)
+def brace_parser(masking: str,
+                 opens_function: HeaderMatcher) -> Callable[[str, bool], list[Definition]]:
+    """A definitions parser for a brace language: the signature before a top-level ``{``
+    (``opens_function`` recognises it) and brace matching on code masked in the ``masking``
+    style (``code_mask.py``). Only top-level functions are found, whatever ``top_level_only``
+    says."""
+
+    def parse(source: str, top_level_only: bool) -> list[Definition]:
+        return _brace_definitions(source, masking, opens_function)
+
+    return parse
+
+
+def _brace_definitions(source: str, masking: str,
+                       opens_function: HeaderMatcher) -> list[Definition]:
+    masked = mask_style(source, masking)
     newlines = [index for index, char in enumerate(masked) if char == "\n"]
 
     def line_of(offset: int) -> int:
@@ -124,7 +140,7 @@ def _brace_definitions(source: str, language: Language) -> list[Definition]:
         if char == "{":
             if depth == 0:
                 header = masked[segment_start:index]
-                function = _function_in_header(header, language)
+                function = opens_function(header)
                 pending = (function[0], segment_start + function[1]) if function else None
             depth += 1
         elif char == "}" and depth > 0:
@@ -144,10 +160,11 @@ def _brace_definitions(source: str, language: Language) -> list[Definition]:
 def find_definitions(source: str, language: Language, *, top_level_only: bool) -> list[Definition]:
     """Function (and, in Python, class) definitions of ``source``, in source order.
 
-    Raises ``SyntaxError`` for Python code that does not parse."""
-    if language.name == "python":
-        return _python_definitions(source, top_level_only)
-    return _brace_definitions(source, language)
+    Raises ``SyntaxError`` for code its language's parser cannot parse, ``ValueError`` for a
+    language without a definitions parser."""
+    if language.definitions is None:
+        raise ValueError(f"no function definitions parser for {language.name}")
+    return language.definitions(source, top_level_only)
 
 
 def code_outside(source: str, language: Language, definitions: list[Definition]) -> list[int]:

@@ -1,66 +1,55 @@
-"""The programming languages Cambrian knows: file extensions, comment syntax, code-fence tags.
-
-Anything not listed maps to :data:`GENERIC`, which still supports EVOLVE-BLOCK markers (they
-accept any common comment syntax) and the ``diff``/``full`` reply formats.
-"""
+"""The registry of languages: a language is one :class:`Language` object (``language.py``);
+the built-in ones are in ``builtin.py``, and a plugin module adds one with
+:func:`register_language`. Lookups by file extension, name or code-fence tag."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import PurePath
 
-
-@dataclass(frozen=True)
-class Language:
-    name: str
-    extensions: tuple[str, ...]  # lower-case, with the leading dot
-    line_comment: str | None
-    block_comment: tuple[str, str] | None
-    fence_tags: tuple[str, ...]  # first one is what Cambrian writes; all are accepted
-
-    @property
-    def fence_tag(self) -> str:
-        """The tag Cambrian puts after ``` (empty for the generic language)."""
-        return self.fence_tags[0] if self.fence_tags else ""
-
-    def comment(self, text: str) -> str:
-        """``text`` as a one-line comment in this language."""
-        if self.line_comment:
-            return f"{self.line_comment} {text}"
-        if self.block_comment:
-            opener, closer = self.block_comment
-            return f"{opener} {text} {closer}"
-        return f"# {text}"
-
-
-PYTHON = Language("python", (".py", ".pyi", ".pyw"), "#", None, ("python", "py", "python3"))
-CPP = Language(
-    "cpp",
-    (".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++"),
-    "//",
-    ("/*", "*/"),
-    ("cpp", "c++", "cc", "cxx", "hpp"),
+from cambrian.lang.builtin import (
+    BUILTIN_LANGUAGES,
+    C,
+    CPP,
+    GENERIC,
+    GO,
+    JAVASCRIPT,
+    JULIA,
+    LUA,
+    PYTHON,
+    RUST,
+    SHELL,
+    TYPESCRIPT,
 )
-C = Language("c", (".c", ".h"), "//", ("/*", "*/"), ("c", "h"))
-RUST = Language("rust", (".rs",), "//", ("/*", "*/"), ("rust", "rs"))
-JAVASCRIPT = Language(
-    "javascript", (".js", ".mjs", ".cjs", ".jsx"), "//", ("/*", "*/"), ("javascript", "js", "jsx", "node")
-)
-TYPESCRIPT = Language(
-    "typescript", (".ts", ".tsx", ".mts", ".cts"), "//", ("/*", "*/"), ("typescript", "ts", "tsx")
-)
-GO = Language("go", (".go",), "//", ("/*", "*/"), ("go", "golang"))
-JULIA = Language("julia", (".jl",), "#", ("#=", "=#"), ("julia", "jl"))
-LUA = Language("lua", (".lua",), "--", ("--[[", "]]"), ("lua",))
-SHELL = Language("shell", (".sh", ".bash", ".zsh"), "#", None, ("bash", "sh", "shell", "zsh"))
-GENERIC = Language("generic", (), "#", None, ())
+from cambrian.lang.language import Language
 
-LANGUAGES: tuple[Language, ...] = (
-    PYTHON, CPP, C, RUST, JAVASCRIPT, TYPESCRIPT, GO, JULIA, LUA, SHELL, GENERIC
-)
+__all__ = ["C", "CPP", "GENERIC", "GO", "JAVASCRIPT", "JULIA", "LUA", "LANGUAGES", "Language",
+           "PYTHON", "RUST", "SHELL", "TYPESCRIPT", "as_language", "language_by_name",
+           "language_for_fence_tag", "language_for_path", "register_language",
+           "registered_languages"]
 
-_BY_EXTENSION = {ext: lang for lang in LANGUAGES for ext in lang.extensions}
-_BY_NAME = {alias: lang for lang in LANGUAGES for alias in (lang.name, *lang.fence_tags)}
+_REGISTERED: list[Language] = []
+_BY_EXTENSION: dict[str, Language] = {}
+_BY_NAME: dict[str, Language] = {}
+
+
+def register_language(language: Language) -> Language:
+    """Make ``language`` known by its name, fence tags and file extensions (a later
+    registration of a name or extension replaces the earlier one)."""
+    _REGISTERED[:] = [lang for lang in _REGISTERED if lang.name != language.name] + [language]
+    for extension in language.extensions:
+        _BY_EXTENSION[extension.lower()] = language
+    for alias in (language.name, *language.fence_tags):
+        _BY_NAME[alias.lower()] = language
+    return language
+
+
+def registered_languages() -> tuple[Language, ...]:
+    return tuple(_REGISTERED)
+
+
+for _language in BUILTIN_LANGUAGES:
+    register_language(_language)
+LANGUAGES = BUILTIN_LANGUAGES  # the built-in ones; registered_languages() has plugins' too
 
 
 def language_for_path(path: str | PurePath) -> Language:
@@ -75,7 +64,7 @@ def language_by_name(name: str) -> Language:
     """
     language = _BY_NAME.get(name.strip().lower())
     if language is None:
-        known = ", ".join(lang.name for lang in LANGUAGES)
+        known = ", ".join(lang.name for lang in _REGISTERED)
         raise KeyError(f"unknown language {name!r}; known languages: {known}")
     return language
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from typing import Any
 
 import anthropic
@@ -19,16 +18,17 @@ from cambrian.llm.base import (
     LLMAuthError,
     LLMBadRequest,
     LLMError,
+    LLMMalformedReply,
     LLMRateLimited,
     LLMRequest,
-    LLMResponse,
     LLMTimeout,
     LLMUnavailable,
+    LLMUnreachable,
     Message,
     Usage,
-    estimate_tokens,
 )
-from cambrian.llm.pricing import ModelPrices, lookup_prices, priced
+from cambrian.llm.pricing import ModelPrices
+from cambrian.llm.remote import RemoteProvider, preview
 from cambrian.llm.retry import parse_retry_after
 
 # Anthropic-compatible local gateways ignore the key, but the SDK wants one to build headers.
@@ -52,7 +52,7 @@ _CONTEXT_OVERFLOW_TEXT = re.compile(
 )
 
 
-class AnthropicProvider:
+class AnthropicProvider(RemoteProvider):
     """Claude over the Messages API; ``prices`` overrides the built-in price table.
 
     ``sampling_params`` says whether to send temperature/top_p (default: inferred from the
@@ -69,13 +69,10 @@ class AnthropicProvider:
         prices: ModelPrices | None = None,
         sampling_params: bool | None = None,
     ) -> None:
-        self._model = model
+        super().__init__(model, base_url, api_key, timeout_s, context_window, prices)
         self._sampling_params = (
             sampling_params if sampling_params is not None else _accepts_sampling_params(model)
         )
-        self._base_url = base_url
-        self._context_window = context_window
-        self._prices = lookup_prices(model, prices)
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if api_key is None and base_url is not None:
             api_key = PLACEHOLDER_API_KEY
@@ -86,46 +83,22 @@ class AnthropicProvider:
             max_retries=0,
         )
 
-    @property
-    def model(self) -> str:
-        return self._model
+    default_host = "api.anthropic.com"
 
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
+    async def _send(self, request: LLMRequest) -> Any:
+        return await self._client.messages.create(**self._request_body(request))
 
-    @property
-    def prices(self) -> ModelPrices | None:
-        """The prices used for ``cost_usd``; None when the model's cost is unknown."""
-        return self._prices
+    def _read(self, raw: Any) -> tuple[str, FinishReason, Usage]:
+        text, finish_reason = self._read_message(raw)
+        return text, finish_reason, _read_usage(getattr(raw, "usage", None))
 
-    def count_tokens(self, text: str) -> int:
-        return estimate_tokens(text)
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        started = time.perf_counter()
-        try:
-            message = await self._client.messages.create(**self._request_body(request))
-        except anthropic.AnthropicError as error:
-            raise self._map_error(error) from error
-        except TypeError as error:
-            # The SDK raises a bare TypeError when it finds no credentials at all.
-            if "authentication method" in str(error):
-                raise LLMAuthError(f"{self._label()}: {error}") from error
-            raise
-        latency_s = time.perf_counter() - started
-        text, finish_reason = self._read_message(message)
-        usage = _read_usage(getattr(message, "usage", None))
-        cost, cost_known = priced(self._prices, usage)
-        return LLMResponse(
-            text=text,
-            model=self._model,
-            usage=usage,
-            finish_reason=finish_reason,
-            latency_s=latency_s,
-            cost_usd=cost,
-            cost_known=cost_known,
-        )
+    def _sdk_error(self, error: Exception) -> LLMError | None:
+        if isinstance(error, anthropic.AnthropicError):
+            return self._map_error(error)
+        # The SDK raises a bare TypeError when it finds no credentials at all.
+        if isinstance(error, TypeError) and "authentication method" in str(error):
+            return LLMAuthError(f"{self.label()}: {error}")
+        return None
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -154,9 +127,9 @@ class AnthropicProvider:
     def _read_message(self, message: Any) -> tuple[str, FinishReason]:
         blocks = getattr(message, "content", None)
         if not isinstance(blocks, list):
-            raise LLMUnavailable(
-                f"{self._label()} returned a response without content blocks "
-                f"(malformed body: {_preview(message)})"
+            raise LLMMalformedReply(
+                f"{self.label()} returned a response without content blocks "
+                f"(malformed body: {preview(message)})"
             )
         # Thinking, redacted-thinking and tool blocks are not part of the answer.
         text = "".join(
@@ -168,13 +141,13 @@ class AnthropicProvider:
         return text, _STOP_REASONS.get(stop_reason, "other")
 
     def _map_error(self, error: anthropic.AnthropicError) -> LLMError:
-        label = self._label()
+        label = self.label()
         if isinstance(error, anthropic.APITimeoutError):
             return LLMTimeout(f"{label} timed out")
         if isinstance(error, anthropic.APIConnectionError):
-            return LLMUnavailable(f"{label} unreachable: {error.__cause__ or error}")
+            return LLMUnreachable(f"{label} unreachable: {error.__cause__ or error}")
         if isinstance(error, anthropic.APIResponseValidationError):
-            return LLMUnavailable(f"{label} returned a malformed body: {error}")
+            return LLMMalformedReply(f"{label} returned a malformed body: {error}")
         if isinstance(error, anthropic.CredentialsError):
             return LLMAuthError(f"{label}: {error}")
         if not isinstance(error, anthropic.APIStatusError):
@@ -193,10 +166,6 @@ class AnthropicProvider:
         if status == 413 or _CONTEXT_OVERFLOW_TEXT.search(message):
             return ContextOverflow(detail)
         return LLMBadRequest(detail)
-
-    def _label(self) -> str:
-        return f"{self._model} @ {self._base_url or 'api.anthropic.com'}"
-
 
 def _accepts_sampling_params(model: str) -> bool:
     name = model.lower()
@@ -248,8 +217,3 @@ def _error_message(error: anthropic.APIStatusError) -> str:
     if isinstance(body, str) and body:
         return body[:500]
     return error.message
-
-
-def _preview(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."

@@ -28,6 +28,7 @@ from cambrian.llm.base import (
     LLMUnreachable,
     Message,
 )
+from cambrian.llm.providers import PROVIDERS
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewContext
 
@@ -115,7 +116,7 @@ class LLMGateway:
     def capabilities(self, label: str | None = None) -> Capabilities:
         model = self.models[self.label(label)]
         provider = self.providers[model.label]
-        local = model.provider == "local"
+        local = PROVIDERS.get(model.provider).local
         return Capabilities(
             label=model.label, provider=model.provider, local=local, grammar=local,
             context_window=provider.context_window or UNKNOWN_CONTEXT_WINDOW,

@@ -7,13 +7,10 @@ SDK is configured with a single attempt; :mod:`cambrian.llm.retry` owns the retr
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
-import time
 from typing import Any
 
-import pydantic
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
@@ -24,15 +21,16 @@ from cambrian.llm.base import (
     LLMAuthError,
     LLMBadRequest,
     LLMError,
+    LLMMalformedReply,
     LLMRateLimited,
     LLMRequest,
-    LLMResponse,
     LLMTimeout,
     LLMUnavailable,
+    LLMUnreachable,
     Usage,
-    estimate_tokens,
 )
-from cambrian.llm.pricing import ModelPrices, lookup_prices, priced
+from cambrian.llm.pricing import ModelPrices
+from cambrian.llm.remote import RemoteProvider
 from cambrian.llm.retry import parse_retry_after
 
 # Test servers and proxies ignore the key, but the SDK refuses to build a client without one.
@@ -63,7 +61,7 @@ def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Bas
 _TIMEOUT_ERRORS, _TRANSPORT_ERRORS = _transport_errors()
 
 
-class GeminiProvider:
+class GeminiProvider(RemoteProvider):
     """Gemini over generateContent; ``prices`` overrides the built-in price table.
 
     ``api_version`` ("v1", "v1beta") pins the REST version; None keeps the SDK's default.
@@ -79,10 +77,7 @@ class GeminiProvider:
         prices: ModelPrices | None = None,
         api_version: str | None = None,
     ) -> None:
-        self._model = model
-        self._base_url = base_url
-        self._context_window = context_window
-        self._prices = lookup_prices(model, prices)
+        super().__init__(model, base_url, api_key, timeout_s, context_window, prices)
         api_key = (
             api_key
             or os.environ.get("GEMINI_API_KEY")
@@ -97,50 +92,25 @@ class GeminiProvider:
         )
         self._client = genai.Client(vertexai=False, api_key=api_key, http_options=http_options)
 
-    @property
-    def model(self) -> str:
-        return self._model
+    default_host = "generativelanguage.googleapis.com"
 
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
-
-    @property
-    def prices(self) -> ModelPrices | None:
-        """The prices used for ``cost_usd``; None when the model's cost is unknown."""
-        return self._prices
-
-    def count_tokens(self, text: str) -> int:
-        return estimate_tokens(text)
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
+    async def _send(self, request: LLMRequest) -> Any:
         contents, config = self._request_parts(request)
-        started = time.perf_counter()
-        try:
-            response = await self._client.aio.models.generate_content(
-                model=self._model, contents=contents, config=config
-            )
-        except genai_errors.APIError as error:
-            raise self._map_api_error(error) from error
-        except _TIMEOUT_ERRORS as error:
-            raise LLMTimeout(f"{self._label()} timed out") from error
-        except _TRANSPORT_ERRORS as error:
-            raise LLMUnavailable(f"{self._label()} unreachable: {error!r}") from error
-        except (json.JSONDecodeError, pydantic.ValidationError) as error:
-            raise LLMUnavailable(f"{self._label()} returned a malformed body: {error}") from error
-        latency_s = time.perf_counter() - started
-        text, finish_reason = self._read_candidate(response)
-        usage = _read_usage(getattr(response, "usage_metadata", None))
-        cost, cost_known = priced(self._prices, usage)
-        return LLMResponse(
-            text=text,
-            model=self._model,
-            usage=usage,
-            finish_reason=finish_reason,
-            latency_s=latency_s,
-            cost_usd=cost,
-            cost_known=cost_known,
-        )
+        return await self._client.aio.models.generate_content(
+            model=self._model, contents=contents, config=config)
+
+    def _read(self, raw: Any) -> tuple[str, FinishReason, Usage]:
+        text, finish_reason = self._read_candidate(raw)
+        return text, finish_reason, _read_usage(getattr(raw, "usage_metadata", None))
+
+    def _sdk_error(self, error: Exception) -> LLMError | None:
+        if isinstance(error, genai_errors.APIError):
+            return self._map_api_error(error)
+        if isinstance(error, _TIMEOUT_ERRORS):
+            return LLMTimeout(f"{self.label()} timed out")
+        if isinstance(error, _TRANSPORT_ERRORS):
+            return LLMUnreachable(f"{self.label()} unreachable: {error!r}")
+        return None  # a body that is not JSON, or not the protocol's: malformed
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
@@ -176,10 +146,10 @@ class GeminiProvider:
             block_reason = getattr(feedback, "block_reason", None)
             if block_reason is not None:
                 raise LLMBadRequest(
-                    f"{self._label()} blocked the prompt: {_enum_name(block_reason)}"
+                    f"{self.label()} blocked the prompt: {_enum_name(block_reason)}"
                 )
-            raise LLMUnavailable(
-                f"{self._label()} returned a response without candidates (malformed or empty body)"
+            raise LLMMalformedReply(
+                f"{self.label()} returned a response without candidates (malformed or empty body)"
             )
         candidate = candidates[0]
         content = getattr(candidate, "content", None)
@@ -197,7 +167,7 @@ class GeminiProvider:
     def _map_api_error(self, error: genai_errors.APIError) -> LLMError:
         code = int(error.code or 0)
         message = str(error.message or error)
-        detail = f"{self._label()} HTTP {code} {error.status or ''}: {message}"
+        detail = f"{self.label()} HTTP {code} {error.status or ''}: {message}"
         if isinstance(error, genai_errors.ServerError) or code >= 500:
             return LLMUnavailable(detail)
         if code == 429:
@@ -209,10 +179,6 @@ class GeminiProvider:
         if _CONTEXT_OVERFLOW_TEXT.search(message):
             return ContextOverflow(detail)
         return LLMBadRequest(detail)
-
-    def _label(self) -> str:
-        return f"{self._model} @ {self._base_url or 'generativelanguage.googleapis.com'}"
-
 
 def _read_usage(metadata: Any) -> Usage:
     if metadata is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import time
 from typing import Any
 from urllib.parse import urlparse
 
@@ -21,15 +20,16 @@ from cambrian.llm.base import (
     LLMAuthError,
     LLMBadRequest,
     LLMError,
+    LLMMalformedReply,
     LLMRateLimited,
     LLMRequest,
-    LLMResponse,
     LLMTimeout,
     LLMUnavailable,
+    LLMUnreachable,
     Usage,
-    estimate_tokens,
 )
-from cambrian.llm.pricing import FREE, ModelPrices, lookup_prices, priced
+from cambrian.llm.pricing import FREE, ModelPrices, lookup_prices
+from cambrian.llm.remote import RemoteProvider, preview
 from cambrian.llm.retry import parse_retry_after
 
 # Local servers ignore the key, but the SDK refuses to build a client without one.
@@ -47,7 +47,7 @@ _CONTEXT_OVERFLOW_TEXT = re.compile(
 _FINISH_REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length"}
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(RemoteProvider):
     """Chat Completions over HTTP.
 
     ``prices`` overrides the built-in price table; a model missing from the table served from a
@@ -67,18 +67,13 @@ class OpenAICompatibleProvider:
         extra_body: dict[str, Any] | None = None,
         reasoning_model: bool | None = None,
     ) -> None:
-        self._model = model
-        self._context_window = context_window
+        super().__init__(model, base_url, api_key, timeout_s, context_window, prices)
         self._extra_body = dict(extra_body or {})
-        self._base_url = base_url
         self._reasoning_model = (
             reasoning_model
             if reasoning_model is not None
             else base_url is None and model.lower().startswith(_REASONING_MODEL_PREFIXES)
         )
-        self._prices = lookup_prices(model, prices)
-        if self._prices is None and base_url is not None and _is_loopback(base_url):
-            self._prices = FREE
         if api_key is None and base_url is None:
             api_key = os.environ.get("OPENAI_API_KEY")
         self._client = openai.AsyncOpenAI(
@@ -88,41 +83,23 @@ class OpenAICompatibleProvider:
             max_retries=0,
         )
 
-    @property
-    def model(self) -> str:
-        return self._model
+    default_host = "api.openai.com"
 
-    @property
-    def context_window(self) -> int | None:
-        return self._context_window
+    def _resolve_prices(self, prices: ModelPrices | None) -> ModelPrices | None:
+        found = lookup_prices(self._model, prices)
+        if found is None and self._base_url is not None and _is_loopback(self._base_url):
+            return FREE  # a local server: free unless prices were given
+        return found
 
-    @property
-    def prices(self) -> ModelPrices | None:
-        """The prices used for ``cost_usd``; None when the model's cost is unknown."""
-        return self._prices
+    async def _send(self, request: LLMRequest) -> Any:
+        return await self._client.chat.completions.create(**self._request_body(request))
 
-    def count_tokens(self, text: str) -> int:
-        return estimate_tokens(text)
+    def _read(self, raw: Any) -> tuple[str, FinishReason, Usage]:
+        text, finish_reason = self._read_choice(raw)
+        return text, finish_reason, _read_usage(getattr(raw, "usage", None))
 
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        started = time.perf_counter()
-        try:
-            completion = await self._client.chat.completions.create(**self._request_body(request))
-        except openai.OpenAIError as error:
-            raise self._map_error(error) from error
-        latency_s = time.perf_counter() - started
-        text, finish_reason = self._read_choice(completion)
-        usage = _read_usage(getattr(completion, "usage", None))
-        cost, cost_known = priced(self._prices, usage)
-        return LLMResponse(
-            text=text,
-            model=self._model,
-            usage=usage,
-            finish_reason=finish_reason,
-            latency_s=latency_s,
-            cost_usd=cost,
-            cost_known=cost_known,
-        )
+    def _sdk_error(self, error: Exception) -> LLMError | None:
+        return self._map_error(error) if isinstance(error, openai.OpenAIError) else None
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -154,23 +131,23 @@ class OpenAICompatibleProvider:
             content = choice.message.content
             raw_finish = choice.finish_reason
         except (AttributeError, IndexError, KeyError, TypeError) as error:
-            raise LLMUnavailable(
-                f"{self._label()} returned a response without choices "
-                f"(malformed or empty body: {_preview(completion)})"
+            raise LLMMalformedReply(
+                f"{self.label()} returned a response without choices "
+                f"(malformed or empty body: {preview(completion)})"
             ) from error
         if content is not None and not isinstance(content, str):
-            raise LLMUnavailable(f"{self._label()} returned non-text message content")
+            raise LLMMalformedReply(f"{self.label()} returned non-text message content")
         finish_reason = _FINISH_REASONS.get(str(raw_finish), "other")
         return content or "", finish_reason
 
     def _map_error(self, error: openai.OpenAIError) -> LLMError:
-        label = self._label()
+        label = self.label()
         if isinstance(error, openai.APITimeoutError):
             return LLMTimeout(f"{label} timed out")
         if isinstance(error, openai.APIConnectionError):
-            return LLMUnavailable(f"{label} unreachable: {error.__cause__ or error}")
+            return LLMUnreachable(f"{label} unreachable: {error.__cause__ or error}")
         if isinstance(error, openai.APIResponseValidationError):
-            return LLMUnavailable(f"{label} returned a malformed body: {error}")
+            return LLMMalformedReply(f"{label} returned a malformed body: {error}")
         if not isinstance(error, openai.APIStatusError):
             return LLMBadRequest(f"{label}: {type(error).__name__}: {error}")
         status = error.status_code
@@ -188,10 +165,6 @@ class OpenAICompatibleProvider:
         if _is_context_overflow(error):
             return ContextOverflow(detail)
         return LLMBadRequest(detail)
-
-    def _label(self) -> str:
-        return f"{self._model} @ {self._base_url or 'api.openai.com'}"
-
 
 def _read_usage(usage: Any) -> Usage:
     if usage is None:
@@ -233,8 +206,3 @@ def _is_loopback(base_url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _preview(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."

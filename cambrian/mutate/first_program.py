@@ -43,12 +43,6 @@ MAX_PREVIOUS_CHARS = 12_000
 RETRY_MIN_TEMPERATURE = 0.7
 
 # Lines that stay above the evolve block when the model wrote no markers.
-_HEADER_LINES: dict[str, re.Pattern[str]] = {
-    "python": re.compile(r"^(#.*|import\s.*|from\s+\S+\s+import\s.*|\s*)$"),
-    "cpp": re.compile(r"^\s*(#\s*(include|pragma|define)\b.*|using\s+namespace\s.*|//.*|)$"),
-    "c": re.compile(r"^\s*(#\s*(include|pragma|define)\b.*|//.*|)$"),
-    "rust": re.compile(r"^\s*(use\s.*|extern\s+crate\s.*|#!\[.*|//.*|)$"),
-}
 _IO_HINTS = {
     "judge": "The program reads one test case from standard input and writes its answer to "
              "standard output.",
@@ -80,7 +74,7 @@ def add_evolve_markers(source: str, language: Language) -> str:
     """``source`` with one EVOLVE-BLOCK around everything after its leading header lines
     (imports, includes, comments); around all of it when the header is all there is."""
     lines = split_lines(source if source.endswith("\n") else source + "\n")
-    header = _HEADER_LINES.get(language.name)
+    header = re.compile(language.header_line) if language.header_line else None
     start = 0
     if header is not None:
         while start < len(lines) and header.match(line_text(lines[start])):

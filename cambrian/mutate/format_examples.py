@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cambrian.lang.languages import Language
+from cambrian.mutate.formats.registry import REPLY_FORMATS
 
 # One function per language; "EXPR" is replaced by the old or new expression.
 _FUNCTIONS: dict[str, str] = {
@@ -42,24 +43,8 @@ def _with_markers(language: Language, code: str) -> str:
     return f"{language.comment('EVOLVE-BLOCK-START')}\n{code}{language.comment('EVOLVE-BLOCK-END')}\n"
 
 
-def _changed_line(old: str, new: str) -> tuple[str, str]:
-    for old_line, new_line in zip(old.splitlines(), new.splitlines()):
-        if old_line != new_line:
-            return old_line, new_line
-    raise AssertionError("the example functions must differ")
-
-
 def format_example(fmt: str, language: Language) -> FormatExample:
     old, new = _function(language, OLD_EXPR), _function(language, NEW_EXPR)
     program = _with_markers(language, old)
-    fence = f"```{language.fence_tag}"
-    if fmt == "diff":
-        old_line, new_line = _changed_line(old, new)
-        reply = f"{DESCRIPTION}\n<<<<<<< SEARCH\n{old_line}\n=======\n{new_line}\n>>>>>>> REPLACE\n"
-    elif fmt == "full":
-        reply = f"{DESCRIPTION}\n{fence}\n{_with_markers(language, new)}```\n"
-    elif fmt == "function":
-        reply = f"{DESCRIPTION}\n{fence}\n{new}```\n"
-    else:
-        raise ValueError(f"unknown patch format {fmt!r}")
+    reply = REPLY_FORMATS.get(fmt).example(program, old, new, language, DESCRIPTION)
     return FormatExample(program, reply)

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
-
-PatchFormat = Literal["diff", "full", "function"]
-PATCH_FORMATS: tuple[PatchFormat, ...] = ("diff", "full", "function")
 
 TRUNCATED_FENCE_MESSAGE = "the reply was cut off before the closing ```"
 

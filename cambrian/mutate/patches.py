@@ -1,4 +1,4 @@
-"""Apply an LLM reply to the parent program, in one of three formats.
+"""Apply an LLM reply to the parent program, in a registered reply format (``formats/``):
 
 * ``diff``: SEARCH/REPLACE edits (:mod:`cambrian.mutate.search_replace`);
 * ``full``: the whole program or the new block content (:mod:`cambrian.mutate.full_rewrite`);
@@ -11,28 +11,18 @@ to the model for another try. Code outside the EVOLVE-BLOCKs never changes, what
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
-from cambrian.lang.definitions import supports_functions
 from cambrian.lang.languages import Language, as_language
-from cambrian.mutate.full_rewrite import apply_full_reply
-from cambrian.mutate.function_patch import apply_function_reply
-from cambrian.mutate.patch_types import PATCH_FORMATS, PatchError, PatchFormat, PatchResult
+from cambrian.mutate.formats.choice import format_named
+from cambrian.mutate.patch_types import PatchError, PatchResult
 from cambrian.mutate.reply_text import extract_description, is_fence_line
-from cambrian.mutate.search_replace import apply_diff_reply, is_search_marker
+from cambrian.mutate.search_replace import is_search_marker
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 
 # Reasoning models may draft code inside <think>; only the final answer counts.
 _REASONING = re.compile(r"<think>.*?</think>", re.DOTALL)
 
-__all__ = ["PATCH_FORMATS", "PatchError", "PatchFormat", "PatchResult", "apply_reply"]
-
-
-_APPLIERS: dict[str, Callable[[str, str, Language], tuple[str, int, list[str]]]] = {
-    "diff": lambda parent, reply, _language: apply_diff_reply(parent, reply),
-    "full": apply_full_reply,
-    "function": apply_function_reply,
-}
+__all__ = ["PatchError", "PatchResult", "apply_reply"]
 
 
 def _starts_code(line: str) -> bool:
@@ -47,15 +37,10 @@ def apply_reply(fmt: str, parent_source: str, reply_text: str, language: Languag
     an unknown format or a language the format does not support, and :class:`BlockError` if the
     parent's own markers are malformed.
     """
-    if fmt not in _APPLIERS:
-        raise ValueError(f"unknown patch format {fmt!r}; expected one of {', '.join(PATCH_FORMATS)}")
     lang = as_language(language)
-    if fmt == "function" and not supports_functions(lang):
-        raise ValueError(
-            f"the function reply format does not support {lang.name}; use the diff or full format"
-        )
+    reply_format = format_named(fmt, lang)
     reply = _REASONING.sub("", reply_text)
-    source, n_edits, notes = _APPLIERS[fmt](parent_source, reply, lang)
+    source, n_edits, notes = reply_format.apply(parent_source, reply, lang)
     try:
         check_immutable_unchanged(parent_source, source)
     except BlockError as exc:  # a bug guard: every format already keeps the outside text

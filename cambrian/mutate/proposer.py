@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cambrian.config import ModelConfig, RunConfig
+from cambrian.config import RunConfig
 from cambrian.core.components import make_component, register_component
 from cambrian.core.outcomes import ProposalOutcome
 from cambrian.core.status import CandidateStatus
@@ -23,7 +23,7 @@ from cambrian.llm.ensemble import Arm
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.candidate_checks import Refusal, child_from_reply
 from cambrian.mutate.filters import ChildFilter, FilterVerdict, ProposedChild
-from cambrian.mutate.formats import reply_format
+from cambrian.mutate.formats.choice import format_named, reply_format
 from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
@@ -63,10 +63,11 @@ class ProposalResult:
     refused_by: str | None = None  # the child filter that refused the child
 
 
-def code_block_stop(fmt: str, model: ModelConfig) -> tuple[str, ...]:
+def code_block_stop(fmt: str, local: bool, language: Language) -> tuple[str, ...]:
     """Remote models stop right after the closing fence of a code-block reply instead of adding
     prose that costs tokens; local models are held to the format by a grammar instead."""
-    return (CODE_BLOCK_STOP,) if fmt in ("full", "function") and model.provider != "local" else ()
+    code_block = format_named(fmt, language).code_block
+    return (CODE_BLOCK_STOP,) if code_block and not local else ()
 
 
 class Proposer:
@@ -91,12 +92,11 @@ class Proposer:
     def _reply_tokens(self, arm: Arm, fmt: str) -> int:
         if arm.model.max_tokens:
             return arm.model.max_tokens
-        prompt = self.config.prompt
-        return prompt.reply_tokens_diff if fmt == "diff" else prompt.reply_tokens_full
+        return format_named(fmt, self.language).reply_tokens(self.config.prompt)
 
     async def propose(self, request: ProposalRequest, arm: Arm) -> ProposalResult:
         caps = self.gateway.capabilities(arm.model.label)
-        fmt = reply_format(arm.model, request.kind, self.language)
+        fmt = reply_format(arm.model, request.kind, self.language, caps.local)
         reply_tokens = self._reply_tokens(arm, fmt)
         budget = caps.context_window - reply_tokens - self.config.prompt.context_margin_tokens
         result = ProposalResult(ProposalOutcome.REPLY_REFUSED, model=arm.model.label)
@@ -113,7 +113,7 @@ class Proposer:
             return result
         params = GenerationParams(
             temperature=arm.temperature, max_tokens=reply_tokens,
-            stop=code_block_stop(fmt, arm.model),
+            stop=code_block_stop(fmt, caps.local, self.language),
             grammar=(grammar_for(fmt, self.language, evolve_block_count(request.parent.source),
                                  settings=offers_setting_lines(fmt, request.parent.source,
                                                                self.language))
@@ -148,7 +148,7 @@ class Proposer:
                                  reply_refused=True)
             self.on_reply_refused(request.tags)
             result.errors.append(made.message)
-            if self._restart_after(made, arm.model):
+            if self._restart_after(made, caps.local):
                 messages = self._restart(prompt, made.message,
                                          self._concrete_target(request, made, attempt))
             else:
@@ -193,14 +193,14 @@ class Proposer:
         # The conversation no longer fits: start over, carrying only the error forward.
         return messages[:-1] + (Message("user", messages[-1].content + "\n\n" + retry.content),)
 
-    def _restart_after(self, refusal: Refusal, model: ModelConfig) -> bool:
+    def _restart_after(self, refusal: Refusal, local: bool) -> bool:
         """Whether the next attempt starts from the original prompt instead of continuing the
         conversation: always after a reply that repeats a program (shown its own reply, a model
         sends it again), and for local models unless configured otherwise."""
         if refusal.kind.repeats_code:
             return True
         style = self.config.prompt.retry_style
-        return style == "restart" or (style == "auto" and model.provider == "local")
+        return style == "restart" or (style == "auto" and local)
 
     def _concrete_target(self, request: ProposalRequest, refusal: Refusal, attempt: int) -> str:
         """After a reply that changed nothing or repeated an earlier program: one line of the

@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from cambrian.lang.code_mask import BRACE_LANGUAGES, mask_code
+from cambrian.lang.code_mask import BRACE_STYLES, mask_code
 from cambrian.lang.languages import Language, as_language
 from cambrian.lang.lines import NUMBER
 from cambrian.task.blocks import BlockError, parse_regions
@@ -118,8 +118,8 @@ def _brace_sites(source: str, language: Language) -> list[tuple[str, int, int, b
 
 def literal_sites(source: str, language: Language | str) -> list[LiteralSite]:
     lang = as_language(language)
-    raw = _python_sites(source) if lang.name == "python" else (
-        _brace_sites(source, lang) if lang.name in BRACE_LANGUAGES else [])
+    raw = _python_sites(source) if lang.masking == "python" else (
+        _brace_sites(source, lang) if lang.masking in BRACE_STYLES else [])
     try:
         regions = parse_regions(source)
     except BlockError:

@@ -21,7 +21,8 @@ from typing import Any
 from cambrian.config import build_config
 from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
-from cambrian.mutate.patches import PATCH_FORMATS, PatchError, apply_reply
+from cambrian.mutate.formats.registry import REPLY_FORMATS
+from cambrian.mutate.patches import PatchError, apply_reply
 from cambrian.mutate.reply_text import stopped_reply_text
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 from cambrian.task.blocks import BlockError
@@ -91,7 +92,7 @@ def _reply_program(fmt: str, parent_source: str, reply: str, language: str) -> s
 def infer_format(candidate: CandidateRecord, parent_source: str, reply: str | None,
                  language: str) -> str:
     recorded = candidate.notes.get("format")
-    if recorded in PATCH_FORMATS:
+    if isinstance(recorded, str) and recorded in REPLY_FORMATS:
         return str(recorded)
     applicable = []
     for fmt in ("diff", "function", "full"):

@@ -55,7 +55,7 @@ def test_instructions_name_the_fence_tag_and_markers() -> None:
 def test_function_format_is_refused_where_unsupported() -> None:
     with pytest.raises(ValueError, match="does not support lua"):
         grammar_for("function", "lua")
-    with pytest.raises(ValueError, match="unknown patch format"):
+    with pytest.raises(ValueError, match="unknown reply format .patch."):
         grammar_for("patch", "python")
 
 

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
-from cambrian.config import ModelConfig
+import pytest
+
+from cambrian.config import ConfigError, ModelConfig
 from cambrian.lang.languages import language_by_name
-from cambrian.mutate.proposer import reply_format
+from cambrian.mutate.formats.choice import reply_format
 from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
 
 PARENT = '''import math
@@ -58,9 +60,11 @@ def test_unparsable_programs_are_left_to_the_syntax_check():
 def test_reply_format_per_model_and_mutation_kind():
     python, lua = language_by_name("python"), language_by_name("lua")
     local, remote = ModelConfig(), ModelConfig(provider="openai", model="gpt-4.1")
-    assert reply_format(local, "diff", python) == "function"
-    assert reply_format(local, "diff", lua) == "diff"  # no function support there
-    assert reply_format(remote, "diff", python) == "diff"
+    assert reply_format(local, "diff", python, local=True) == "function"
+    assert reply_format(local, "diff", lua, local=True) == "diff"  # no function support there
+    assert reply_format(remote, "diff", python, local=False) == "diff"
     for kind in ("full", "cross", "fix"):
-        assert reply_format(local, kind, python) == "full"
-    assert reply_format(ModelConfig(patch_format="diff"), "diff", python) == "diff"
+        assert reply_format(local, kind, python, local=True) == "full"
+    assert reply_format(ModelConfig(patch_format="diff"), "diff", python, local=True) == "diff"
+    with pytest.raises(ConfigError, match="unknown reply format 'dif'; did you mean 'diff'"):
+        reply_format(ModelConfig(patch_format="dif"), "diff", python, local=True)

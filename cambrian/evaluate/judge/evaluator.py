@@ -28,6 +28,7 @@ from cambrian.evaluate.judge.summary import (
     score_statistics,
     verdict_counts,
 )
+from cambrian.lang.languages import as_language
 from cambrian.evaluate.judge.toolchains import (
     CompileCache,
     CompileResult,
@@ -40,7 +41,6 @@ from cambrian.evaluate.sandbox import run_sandboxed
 
 # Feeds the case file to the program as stdin; `exec` keeps the sandbox's process the program.
 STDIN_WRAPPER = ("/bin/sh", "-c", 'exec "$@" < "$0"')
-SOURCE_EXTENSIONS = {"cpp": ".cpp", "rust": ".rs", "python": ".py"}
 
 
 @dataclass
@@ -253,8 +253,7 @@ class JudgedEvaluator:
         started = loop.time()
         work_dir = Path(work_dir).resolve()
         work_dir.mkdir(parents=True, exist_ok=True)
-        suffix = SOURCE_EXTENSIONS.get(self.toolchain.language, ".txt")
-        (work_dir / f"program{suffix}").write_text(source, encoding="utf-8")
+        (work_dir / f"program{self.source_suffix}").write_text(source, encoding="utf-8")
         try:
             compiled = await self.compile(source)
             if not compiled.ok:
@@ -265,6 +264,12 @@ class JudgedEvaluator:
                                     duration_s=loop.time() - started)
         return self.batch_result(compiled, batch, set_label=set_label, planned=len(cases),
                                  duration_s=loop.time() - started)
+
+    @property
+    def source_suffix(self) -> str:
+        """The file extension of the program's language (a copy is kept beside the results)."""
+        extensions = as_language(self.toolchain.language).extensions
+        return extensions[0] if extensions else ".txt"
 
     async def evaluate(self, source: str, work_dir: Path) -> EvaluationResult:
         """Compile and judge on the public cases (the evaluation the search sees)."""

@@ -38,7 +38,7 @@ from typing import Any
 from cambrian.config.judge import TierConfig
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.judge.cases import CaseGenerationError
-from cambrian.evaluate.judge.evaluator import SOURCE_EXTENSIONS, CaseBatch, JudgedEvaluator
+from cambrian.evaluate.judge.evaluator import CaseBatch, JudgedEvaluator
 from cambrian.evaluate.judge.remote import RemoteScorer
 from cambrian.evaluate.judge.toolchains import CompilerUnavailable
 
@@ -175,7 +175,7 @@ class TieredEvaluator:
         started = time.monotonic()
         work_dir = Path(work_dir).resolve()
         work_dir.mkdir(parents=True, exist_ok=True)
-        suffix = SOURCE_EXTENSIONS.get(self.judge.toolchain.language, ".txt")
+        suffix = self.judge.source_suffix
         (work_dir / f"program{suffix}").write_text(source, encoding="utf-8")
         try:
             return await self._stages(source, work_dir, started)

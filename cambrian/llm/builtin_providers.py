@@ -1,0 +1,68 @@
+"""The providers Cambrian ships: the embedded local model and three remote APIs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cambrian.config import ModelConfig
+from cambrian.llm.base import LLMProvider
+from cambrian.llm.pricing import ModelPrices
+from cambrian.llm.providers import ProviderSpec, register_provider
+
+DEFAULT_LOCAL_CONTEXT = 8192
+
+
+def model_prices(config: ModelConfig) -> ModelPrices | None:
+    """The prices a model config gives (None: the built-in table decides)."""
+    if config.price_input_per_mtok is None and config.price_output_per_mtok is None:
+        return None
+    return ModelPrices(input_per_mtok=config.price_input_per_mtok or 0.0,
+                       output_per_mtok=config.price_output_per_mtok or 0.0)
+
+
+def remote_options(config: ModelConfig, api_key: str | None) -> dict[str, Any]:
+    """The constructor arguments every remote provider (``remote.py``) takes."""
+    return dict(model=config.model, base_url=config.base_url, api_key=api_key,
+                timeout_s=config.timeout_s, context_window=config.context_window,
+                prices=model_prices(config))
+
+
+def _local(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) -> LLMProvider:
+    """One llama.cpp model per weights file, shared by the configs of a run that name it."""
+    from cambrian.llm.local_provider import LocalLlamaProvider
+    from cambrian.llm.model_files import assemble
+
+    path = Path(config.model)
+    weights = path if path.suffix == ".gguf" and path.exists() else assemble(config.model)
+    key = f"local|{weights}|{config.context_window}|{config.n_threads}"
+    if key not in shared:
+        shared[key] = LocalLlamaProvider(weights,
+                                         n_ctx=config.context_window or DEFAULT_LOCAL_CONTEXT,
+                                         n_threads=config.n_threads)
+    return shared[key]
+
+
+def _openai(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) -> LLMProvider:
+    from cambrian.llm.openai_compat import OpenAICompatibleProvider
+
+    return OpenAICompatibleProvider(**remote_options(config, api_key))
+
+
+def _anthropic(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) -> LLMProvider:
+    from cambrian.llm.anthropic_provider import AnthropicProvider
+
+    return AnthropicProvider(**remote_options(config, api_key))
+
+
+def _gemini(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) -> LLMProvider:
+    from cambrian.llm.gemini_provider import GeminiProvider
+
+    return GeminiProvider(**remote_options(config, api_key))
+
+
+register_provider(ProviderSpec("local", _local, local=True))
+register_provider(ProviderSpec("openai", _openai, key_env="OPENAI_API_KEY", key_required=True))
+register_provider(ProviderSpec("anthropic", _anthropic, key_env="ANTHROPIC_API_KEY",
+                               key_required=True))
+register_provider(ProviderSpec("gemini", _gemini, key_env="GEMINI_API_KEY", key_required=True))

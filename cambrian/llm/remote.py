@@ -1,0 +1,104 @@
+"""What every provider that calls a model over HTTP shares: the model's label, window and
+prices, the token estimate, timing and pricing a call, and turning whatever goes wrong into one
+of the :class:`cambrian.llm.base.LLMError` classes, so the gateway can classify it in one line.
+
+A subclass speaks one wire protocol: ``_send`` makes the request (through the vendor's SDK or
+plain HTTP), ``_read`` takes the reply apart, ``_sdk_error`` maps the SDK's own exceptions.
+Anything else raised while sending or reading (a body that is not JSON, a field of the wrong
+type) is a :class:`LLMMalformedReply`: retried, then reported in one line.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from typing import Any
+
+from cambrian.llm.base import (
+    FinishReason,
+    LLMError,
+    LLMMalformedReply,
+    LLMRequest,
+    LLMResponse,
+    Usage,
+    estimate_tokens,
+)
+from cambrian.llm.pricing import ModelPrices, lookup_prices, priced
+
+PREVIEW_CHARS = 200
+
+
+def preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "..."
+
+
+class RemoteProvider(ABC):
+    default_host = "the vendor's API"  # shown in messages when no base_url is set
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 timeout_s: float = 120.0, context_window: int | None = None,
+                 prices: ModelPrices | None = None) -> None:
+        self._model = model
+        self._base_url = base_url
+        self._timeout_s = timeout_s
+        self._context_window = context_window
+        self._prices = self._resolve_prices(prices)
+
+    def _resolve_prices(self, prices: ModelPrices | None) -> ModelPrices | None:
+        """The explicit prices, else the built-in table's; None when the cost is unknown."""
+        return lookup_prices(self._model, prices)
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def context_window(self) -> int | None:
+        return self._context_window
+
+    @property
+    def prices(self) -> ModelPrices | None:
+        """The prices used for ``cost_usd``; None when the model's cost is unknown."""
+        return self._prices
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
+
+    def label(self) -> str:
+        return f"{self._model} @ {self._base_url or self.default_host}"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        started = time.perf_counter()
+        try:
+            raw = await self._send(request)
+        except LLMError:
+            raise
+        except Exception as error:  # noqa: BLE001 - every failure becomes an LLMError
+            mapped = self._sdk_error(error)
+            raise (mapped or LLMMalformedReply(
+                f"{self.label()} sent an unreadable reply ({type(error).__name__}: "
+                f"{preview(str(error))})")) from error
+        latency_s = time.perf_counter() - started
+        try:
+            text, finish_reason, usage = self._read(raw)
+        except LLMError:
+            raise
+        except Exception as error:  # noqa: BLE001
+            raise LLMMalformedReply(f"{self.label()} sent a reply that is not the protocol's "
+                                    f"({type(error).__name__}: {preview(raw)})") from error
+        cost, cost_known = priced(self._prices, usage)
+        return LLMResponse(text=text, model=self._model, usage=usage, finish_reason=finish_reason,
+                           latency_s=latency_s, cost_usd=cost, cost_known=cost_known)
+
+    @abstractmethod
+    async def _send(self, request: LLMRequest) -> Any:
+        """Make the call; the vendor's reply object (or parsed JSON)."""
+
+    @abstractmethod
+    def _read(self, raw: Any) -> tuple[str, FinishReason, Usage]:
+        """The reply's text, why it stopped, and its token usage."""
+
+    def _sdk_error(self, error: Exception) -> LLMError | None:
+        """The LLMError an SDK exception means; None for anything else (a malformed reply)."""
+        return None

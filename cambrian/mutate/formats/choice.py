@@ -1,0 +1,35 @@
+"""Which reply format a proposal asks a model for."""
+
+from __future__ import annotations
+
+from cambrian.config import ModelConfig
+from cambrian.lang.languages import Language
+from cambrian.mutate.formats.base import ReplyFormat
+from cambrian.mutate.formats.registry import REPLY_FORMATS
+
+REWRITE_KINDS = ("full", "cross", "fix")
+
+
+def reply_format(model: ModelConfig, kind: str, language: Language, local: bool) -> str:
+    """The format to ask ``model`` for, for one mutation kind.
+
+    Rewrites (full, cross, fix) always return the whole block. Focused edits use the model's
+    ``patch_format``; ``auto`` means SEARCH/REPLACE, except that small ``local`` models get
+    whole-function replacement where the language allows it.
+    """
+    if kind in REWRITE_KINDS:
+        return "full"
+    if model.patch_format != "auto":
+        return REPLY_FORMATS.get(model.patch_format).name
+    if local and REPLY_FORMATS.get("function").supports(language):
+        return "function"
+    return "diff"
+
+
+def format_named(name: str, language: Language) -> ReplyFormat:
+    """The registered format ``name``; a ValueError when it does not support ``language``."""
+    found = REPLY_FORMATS.get(name)
+    if not found.supports(language):
+        raise ValueError(f"the {name} reply format does not support {language.name}; "
+                         "use the diff or full format")
+    return found
