@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -19,15 +20,16 @@ from cambrian.core.events import ConfigOverridden
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.factory import build_evaluator
 from cambrian.llm.base import LLMProvider
-from cambrian.llm.factory import build_providers
-from cambrian.search.build import build_evolution
+from cambrian.evaluate.child_env import register_secret_values
+from cambrian.llm.factory import build_providers, configured_secrets
+from cambrian.search.build import build_evolution, check_names
 from cambrian.search.engine import Evolution, RunSummary
 from cambrian.status import RunStatus
 from cambrian.status import run_status as status_of_store
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
 from cambrian.store.run_files import write_best, write_config
-from cambrian.store.store import STORE_FILENAME, Store
+from cambrian.store.store import STORE_FILENAME, Store, StoreError
 from cambrian.task.folder import Task, load_task, task_config_layer
 
 
@@ -109,13 +111,56 @@ def start(
     subscribers: list[Subscriber] | None = None,
 ) -> Evolution:
     """Create a new run for the task folder (nothing is evaluated until ``run()``);
-    ``subscribers`` receive every event the run records, once committed."""
+    ``subscribers`` receive every event the run records, once committed. Everything that can
+    be checked is checked before the run folder is made: a failure leaves nothing behind."""
     resolved = resolve_config(Path(task_dir), config, overrides)
     task = load_task(Path(task_dir), resolved)
+    check_names(resolved)
+    providers = providers if providers is not None else build_providers(resolved.llm)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
-    if (target / STORE_FILENAME).exists():
-        raise RunExists(f"{target} already holds a run; continue it with `cambrian resume {target}`")
-    store = Store.open(target, create=True)
+    _claim(target)
+    made_folder = not target.exists()
+    store: Store | None = None
+    try:
+        store = Store.open(target, create=True, secrets=configured_secrets(resolved.llm))
+        _create_run(store, task, resolved)
+        write_config(target, resolved)
+        return _build(target, task, resolved, store, providers, subscribers)
+    except BaseException:
+        if store is not None:
+            store.close()
+        _remove_run_files(target, made_folder)
+        raise
+
+
+def _claim(target: Path) -> None:
+    """Refuse a folder holding a run; clear a store left without a run (a start that failed
+    before it could record one, with an older Cambrian)."""
+    if not (target / STORE_FILENAME).exists():
+        return
+    try:
+        store = Store.open(target)
+    except StoreError:
+        raise RunExists(f"{target} holds a run store this Cambrian cannot open; choose another "
+                        "--run-dir") from None
+    try:
+        holds_run = store.runs.exists()
+    finally:
+        store.close()
+    if holds_run:
+        raise RunExists(f"{target} already holds a run; continue it with "
+                        f"`cambrian resume {target}`")
+    _remove_run_files(target, made_folder=False)
+
+
+def _remove_run_files(target: Path, made_folder: bool) -> None:
+    for name in (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml"):
+        (target / name).unlink(missing_ok=True)
+    if made_folder:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _create_run(store: Store, task: Task, resolved: RunConfig) -> None:
     with store.transaction():
         store.runs.create(
             run_id=uuid.uuid4().hex, task_name=task.name, task_dir=str(task.root),
@@ -135,17 +180,14 @@ def start(
                 generation=0, island=0, parent_id=None, operator="init",
                 status=CandidateStatus.PENDING, language=task.language.name,
                 source=task.initial_source, description="initial program"))
-    write_config(target, resolved)
-    return _build(target, task, resolved, store, providers, subscribers)
 
 
 def _build(run_dir: Path, task: Task, config: RunConfig, store: Store,
-           providers: dict[str, LLMProvider] | None,
-           subscribers: list[Subscriber] | None) -> Evolution:
-    return build_evolution(
-        run_dir, task, config, store,
-        providers if providers is not None else build_providers(config.llm),
-        build_evaluator(task, config, run_dir, store), subscribers=subscribers or ())
+           providers: dict[str, LLMProvider], subscribers: list[Subscriber] | None) -> Evolution:
+    register_secret_values(configured_secrets(config.llm))  # never in a candidate's environment
+    return build_evolution(run_dir, task, config, store, providers,
+                           build_evaluator(task, config, run_dir, store),
+                           subscribers=subscribers or ())
 
 
 def resume(
@@ -157,17 +199,24 @@ def resume(
 ) -> Evolution:
     """Reopen a run; ``overrides`` may change e.g. the budget (``evolution.generations=50``)."""
     target = Path(run_dir)
-    store = Store.open(target)
-    info = store.runs.info()
+    with Store.open(target) as peek:  # the configuration (and a migration), before the secrets
+        info = peek.runs.info()
     resolved = build_config([info.config], overrides)
     task = load_task(Path(info.task_dir), resolved)
-    if overrides:
-        write_config(target, resolved)
-        recorder = Recorder(store)
-        with recorder.transaction():
-            recorder.emit(ConfigOverridden(overrides=list(overrides)))
-            store.runs.update_config(resolved.model_dump(mode="json"))
-    return _build(target, task, resolved, store, providers, subscribers)
+    check_names(resolved)
+    providers = providers if providers is not None else build_providers(resolved.llm)
+    store = Store.open(target, secrets=configured_secrets(resolved.llm))
+    try:
+        if overrides:
+            write_config(target, resolved)
+            recorder = Recorder(store)
+            with recorder.transaction():
+                recorder.emit(ConfigOverridden(overrides=list(overrides)))
+                store.runs.update_config(resolved.model_dump(mode="json"))
+        return _build(target, task, resolved, store, providers, subscribers)
+    except BaseException:
+        store.close()
+        raise
 
 
 def evolve(

@@ -5,5 +5,5 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-./scripts/setup.sh
+CAMBRIAN_BROWSER="${CAMBRIAN_BROWSER:-0}" ./scripts/setup.sh  # the demo needs no browser
 exec .venv/bin/cambrian run examples/circle_packing "$@"

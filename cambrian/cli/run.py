@@ -17,6 +17,10 @@ from cambrian.llm.base import LLMError
 from cambrian.search.engine import Evolution, RunAborted, RunSummary
 from cambrian.store.store import StoreError
 from cambrian.task.folder import TaskError
+from cambrian.ui.publisher import start_publisher
+
+UiOption = typer.Option(False, "--ui", help="Also serve the web UI of this run (cambrian ui)")
+UiPortOption = typer.Option(8765, "--ui-port", help="Port of the --ui web UI")
 
 
 def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
@@ -42,6 +46,7 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
                       f"{event.candidate_id}; its local score stands. {escape(event.error)}")
 
     evolution.subscribe(on_event)
+    publisher = start_publisher(evolution)  # the live feed `cambrian ui` reads (cambrian/ui/)
 
     async def main() -> RunSummary:
         task = asyncio.current_task()
@@ -53,6 +58,8 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
         try:
             return asyncio.run(main())
         finally:
+            if publisher is not None:
+                publisher.close()
             evolution.store.close()
 
 
@@ -78,6 +85,8 @@ def run(
     generations: int | None = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
     search: str | None = typer.Option(None, "--search", help="Search algorithm (see `cambrian algorithms`)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    ui: bool = UiOption,
+    ui_port: int = UiPortOption,
 ) -> None:
     """Start a new evolution run on TASK_DIR."""
     from cambrian.api import RunExists, start
@@ -92,10 +101,13 @@ def run(
     except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     console.print(f"Run directory: {evolution.run_dir}")
-    _finish(evolution, quiet)
+    _finish(evolution, quiet, ui_port if ui else None)
 
 
-def _finish(evolution: Evolution, quiet: bool) -> None:
+def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None) -> None:
+    from cambrian.cli.ui import keep_serving, start_beside_run
+
+    server = start_beside_run(evolution.run_dir, ui_port) if ui_port is not None else None
     try:
         summary = _drive(evolution, quiet)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -104,6 +116,8 @@ def _finish(evolution: Evolution, quiet: bool) -> None:
     except RunAborted as exc:
         fail(f"run stopped: {exc}\nThe store is intact; fix the cause and `cambrian resume {evolution.run_dir}`.")
     _report(summary)
+    if server is not None:
+        keep_serving(server)
 
 
 @app.command()
@@ -112,6 +126,8 @@ def resume(
     overrides: list[str] | None = SetOption,
     generations: int | None = typer.Option(None, "--generations", "-g", help="New total budget"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    ui: bool = UiOption,
+    ui_port: int = UiPortOption,
 ) -> None:
     """Continue a stopped or killed run."""
     from cambrian.api import resume as resume_run
@@ -123,6 +139,6 @@ def resume(
         evolution = resume_run(run_dir, overrides=sets)
     except (ConfigError, TaskError, LLMError, FileNotFoundError, StoreError) as exc:
         fail(str(exc))
-    _finish(evolution, quiet)
+    _finish(evolution, quiet, ui_port if ui else None)
 
 

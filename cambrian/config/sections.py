@@ -35,14 +35,18 @@ class TaskConfig(StrictModel):
 # --------------------------------------------------------------------------- llm
 
 
-PatchFormat = Literal["auto", "full", "diff", "function"]
+# "auto", or the name of a registered reply format (cambrian/mutate/formats/: diff, full,
+# function, or one a plugin registers); checked when the run is built.
+PatchFormat = str
 
 
 class ModelConfig(StrictModel):
     """One model of the ensemble. Each (model, temperature) pair is one arm."""
 
     name: str | None = None  # label in the ledger; defaults to ``model``
-    provider: Literal["local", "openai", "anthropic", "gemini"] = "local"
+    # local, openai, anthropic, gemini, or a provider a plugin registers (cambrian/llm/
+    # providers.py); checked when the run is built.
+    provider: str = "local"
     model: str = "qwen2.5-coder-1.5b-instruct"
     base_url: str | None = None
     api_key_env: str | None = None
@@ -284,6 +288,34 @@ class EvaluationConfig(StrictModel):
     env: dict[str, str] = Field(default_factory=dict)
 
 
+class ExecutionConfig(StrictModel):
+    """Where evaluations run. ``local`` (default): sandboxed subprocesses of this process.
+    ``ray``: tasks on a Ray cluster (``pip install 'cambrian[ray]'``), under the same sandbox,
+    limits and containment on every worker; judged tasks spread each candidate's test cases
+    over the workers (``cambrian/evaluate/distributed/``). The store stays on this machine:
+    workers only return results."""
+
+    backend: Literal["local", "ray"] = "local"
+    # "auto" (a cluster `ray start` runs on this machine), "HOST:PORT" or "ray://HOST:PORT";
+    # None starts a local cluster for the run and stops it afterwards.
+    ray_address: str | None = None
+    num_cpus: int | None = Field(None, ge=1)  # the local cluster's CPUs (default: all)
+    cpus_per_evaluation: float = Field(1.0, gt=0)  # Ray CPUs one job (evaluation, case chunk) holds
+    # Judged tasks: chunks one candidate's cases are split into (default: the cluster's job slots).
+    case_chunks: int | None = Field(None, ge=1)
+    max_retries: int = Field(3, ge=0)  # resubmissions of a job whose worker or node was lost
+    # Node-local folder for task copies, compile/case caches and scratch folders
+    # (default: TMPDIR/cambrian-ray on each node).
+    worker_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ExecutionConfig:
+        if self.num_cpus is not None and self.ray_address is not None:
+            raise ValueError("execution.num_cpus sizes the local cluster a run starts; it cannot "
+                             "apply to the existing cluster at execution.ray_address")
+        return self
+
+
 class PromptConfig(StrictModel):
     reply_tokens_full: int = Field(1536, gt=0)
     reply_tokens_diff: int = Field(1024, gt=0)
@@ -354,6 +386,7 @@ class RunConfig(StrictModel):
     evolution: EvolutionConfig = Field(default_factory=EvolutionConfig)
     mutation: MutationConfig = Field(default_factory=MutationConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
     meta: MetaConfig = Field(default_factory=MetaConfig)

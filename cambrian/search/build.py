@@ -18,19 +18,24 @@ import cambrian.mutate.prompts
 import cambrian.mutate.proposer  # noqa: F401  registers the default generator
 from cambrian.config import RunConfig
 from cambrian.core.bus import EventBus, Subscriber
-from cambrian.core.components import make_component
+from cambrian.core.components import get_component, make_component
+from cambrian.core.errors import ConfigError
+from cambrian.core.registry import UnknownName
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
-from cambrian.evaluate.executor import EvaluationExecutor, LocalExecutor
+from cambrian.evaluate.executor import EvaluationExecutor
+from cambrian.evaluate.executors import build_executor
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
 from cambrian.llm.gateway import LLMGateway
+from cambrian.llm.providers import PROVIDERS
 from cambrian.meta.comprehension import ProblemComprehension
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.meta.prompt_archive import build_prompt_archive
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.mutate.filters import ChildFilter
+from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.proposer import Proposer
 from cambrian.mutate.schedule import build_mutation_schedule
 from cambrian.search.archive import Archive
@@ -53,6 +58,24 @@ from cambrian.store.store import Store
 from cambrian.task.folder import Task
 
 
+def check_names(config: RunConfig) -> None:
+    """Every name the configuration gives that a registry resolves (providers, reply formats,
+    the search algorithm and components), so a misspelt one fails before anything is made,
+    with the nearest registered name."""
+    for index, model in enumerate(config.llm.models):
+        for setting, registry, name in (("provider", PROVIDERS, model.provider),
+                                        ("patch_format", REPLY_FORMATS, model.patch_format)):
+            if name == "auto" and setting == "patch_format":
+                continue
+            try:
+                registry.get(name)
+            except UnknownName as exc:
+                raise ConfigError(f"llm.models[{index}].{setting}: {exc}") from None
+    make_selector(config)
+    for kind in ("context_builder", "generator", "evaluator"):
+        get_component(kind, getattr(config.search, kind))
+
+
 def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
                     providers: dict[str, LLMProvider], evaluator: Any, *,
                     executor: EvaluationExecutor | None = None,
@@ -71,7 +94,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         config.llm.models, providers, recorder,
         budget=budget.stop_reason, max_reply_chars=config.llm.max_reply_chars)
     ctx = RunContext(run_dir, task, config, store, recorder, gateway, budget, objective, counters)
-    executor = executor or LocalExecutor(evaluator)
+    executor = executor or build_executor(config, evaluator)  # execution.backend
     rng = np.random.default_rng(config.evolution.seed)
     saved_rng = store.state.get("rng")
     if saved_rng is not None:
@@ -130,7 +153,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         maximize=objective.maximize, seed=config.evolution.seed, work_root=ctx.work_root,
         stop=lambda: budget.stop_reason(), record_child=committer.direct_child)
     scratchpad = build_scratchpad(config, gateway, recorder, run_dir, objective)
-    evaluate_cases, case_ids = case_evaluator(evaluator)
+    evaluate_cases, case_ids = case_evaluator(executor.evaluator)  # a judge sent out too
     algorithm_hooks = make_hooks(config, selector, HookServices(
         store=store, objective=objective, problem=task.problem_statement or "", gateway=gateway,
         model_label=gateway.label(config.meta.model, "meta.model"),

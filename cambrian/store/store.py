@@ -35,6 +35,7 @@ from cambrian.store.side_tables import (
     MetaNotes,
     SystemPrompts,
 )
+from cambrian.store.views import Views
 
 __all__ = ["STORE_FILENAME", "Store", "StoreError"]
 
@@ -58,6 +59,7 @@ class Store:
         self.control = ControlRequests(database)
         self.labels = EditLabels(database)
         self.raw = RawRows(database)
+        self.views = Views(database)  # aggregate reads for displays
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False, read_only: bool = False,

@@ -1,0 +1,78 @@
+"""``cambrian ui``: watch, inspect and steer runs in the browser."""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+
+import typer
+
+from cambrian.cli.app import app, console, fail
+
+UI_MISSING = ("the web UI needs its extra dependencies: pip install 'cambrian[ui]' "
+              "(FastAPI, uvicorn, Jinja2)")
+
+
+@app.command()
+def ui(
+    run_dirs: list[Path] | None = typer.Argument(
+        None, help="Run folders, or folders holding runs (default: ./runs); ShinkaEvolve and "
+                   "OpenEvolve outputs open too, read-only"),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to serve on; anything but "
+                             "loopback needs --token"),
+    port: int = typer.Option(8765, "--port", "-p"),
+    token: str | None = typer.Option(None, "--token", help="Required from every browser "
+                                     "(give it once as ?token=...)"),
+    read_only: bool = typer.Option(False, "--read-only", help="No steering endpoints at all"),
+    open_browser: bool = typer.Option(False, "--open", help="Open the page in a browser"),
+) -> None:
+    """Serve the web UI: runs, overview, lineage tree, candidates, comparison, steering."""
+    try:
+        from cambrian.ui.server import build_server, url_of
+    except ImportError:
+        fail(UI_MISSING)
+    roots = list(run_dirs or [Path("runs")])
+    missing = [str(p) for p in roots if not p.exists()]
+    if missing:
+        fail(f"no such folder: {', '.join(missing)}")
+    try:
+        server = build_server(roots, host=host, port=port, token=token, read_only=read_only)
+    except ValueError as exc:
+        fail(str(exc))
+    address = url_of(server, token)
+    mode = "  (read-only)" if read_only else ""
+    console.print(f"Cambrian UI on {address}{mode}  — Ctrl-C to stop")
+    if open_browser:
+        webbrowser.open(address)
+    server.run()
+
+
+def start_beside_run(run_dir: Path, port: int) -> object:
+    """``cambrian run --ui``: the UI of this run on a background thread of the run's process."""
+    try:
+        from cambrian.ui.server import BackgroundServer, build_server
+    except ImportError:
+        fail(UI_MISSING)
+    try:
+        server = BackgroundServer(build_server([run_dir], port=port)).start()
+    except (RuntimeError, OSError) as exc:
+        fail(f"the web UI could not start on port {port}: {exc}")
+    console.print(f"Watch and steer this run at {server.url}")
+    return server
+
+
+def keep_serving(server: object) -> None:
+    """After the run: the UI stays up for a person at a terminal until Ctrl-C."""
+    import sys
+    import time
+
+    if not sys.stdin.isatty():
+        return
+    console.print("The run has ended; the UI stays up until Ctrl-C.")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()  # type: ignore[attr-defined]

@@ -1,0 +1,140 @@
+"""Aggregate read queries for displays (the web UI): one query per figure, no program text, so a
+page about a run of tens of thousands of candidates stays fast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.store.codec import loads
+from cambrian.store.database import Database
+
+_EVALUATED_SQL = "(" + ",".join(f"'{s.value}'" for s in sorted(EVALUATED)) + ")"
+_IN_TREE_SQL = ("(" + ",".join(f"'{s.value}'" for s in
+                                sorted(EVALUATED | {CandidateStatus.PENDING})) + ")")
+
+
+@dataclass(frozen=True)
+class EvaluationPoint:
+    """An evaluated candidate, in the order its evaluation was committed."""
+
+    candidate_id: int
+    status: CandidateStatus
+    score: float | None
+    evaluated_at: float  # the commit time of its first evaluation row
+    island: int | None
+    model: str | None
+    operator: str
+    parent_id: int | None
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    id: int
+    parent_id: int | None
+    status: CandidateStatus
+    score: float | None
+    island: int | None
+    operator: str
+    model: str | None
+    generation: int
+
+
+@dataclass(frozen=True)
+class ModelOutcomes:
+    """What one model's children became (see ``cambrian.status.ModelStatus``)."""
+
+    model: str
+    programs: int
+    evaluated: int
+    correct: int
+    improved: int
+
+
+@dataclass(frozen=True)
+class RefusedCandidate:
+    id: int
+    parent_id: int | None
+    status: CandidateStatus
+    error: str  # the first characters only
+    notes: dict[str, object]
+    created_at: float
+
+
+class Views:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def evaluation_points(self) -> list[EvaluationPoint]:
+        rows = self._db.execute(
+            "SELECT c.id, c.status, c.score, f.first_at, c.island, c.model, c.operator, "
+            "c.parent_id FROM candidates c JOIN (SELECT candidate_id, MIN(id) AS first_id, "
+            "MIN(created_at) AS first_at FROM evaluations GROUP BY candidate_id) f "
+            f"ON f.candidate_id = c.id WHERE c.status IN {_EVALUATED_SQL} ORDER BY f.first_id")
+        return [EvaluationPoint(int(i), CandidateStatus(s), score, float(t), island, model, op,
+                                parent) for i, s, score, t, island, model, op, parent in rows]
+
+    def tree_nodes(self, include_unevaluated: bool = True) -> list[TreeNode]:
+        """Every candidate without its program (``include_unevaluated=False``: only evaluated
+        and pending ones, no refused, rejected or duplicate proposals)."""
+        where = "" if include_unevaluated else f" WHERE status IN {_IN_TREE_SQL}"
+        rows = self._db.execute(
+            "SELECT id, parent_id, status, score, island, operator, model, generation "
+            f"FROM candidates{where} ORDER BY id")
+        return [TreeNode(int(i), p, CandidateStatus(s), score, island, op, model, int(g))
+                for i, p, s, score, island, op, model, g in rows]
+
+    def failure_texts(self, max_chars: int = 240) -> list[tuple[CandidateStatus, str]]:
+        """(status, start of the error) of every candidate that failed or was refused."""
+        return [(CandidateStatus(s), e or "") for s, e in self._db.execute(
+            "SELECT status, substr(error, 1, ?) FROM candidates WHERE status IN "
+            "('incorrect', 'patch_failed', 'rejected', 'screened', 'duplicate') ORDER BY id",
+            (max_chars,))]
+
+    def evaluation_statuses(self) -> dict[str, int]:
+        """Main evaluation rows per evaluation status (ok, incorrect, timeout, crashed...)."""
+        return {str(s): int(n) for s, n in self._db.execute(
+            "SELECT status, COUNT(*) FROM evaluations WHERE stage='main' GROUP BY status")}
+
+    def model_outcomes(self, maximize: bool) -> list[ModelOutcomes]:
+        """Per model, its children (not the initial program): programs yielded, evaluated,
+        correct, and correct ones scoring better than their scored parent."""
+        better = ">" if maximize else "<"
+        rows = self._db.execute(
+            "SELECT c.model, SUM(c.source IS NOT NULL), "
+            f"SUM(c.status IN {_EVALUATED_SQL}), SUM(c.status = 'correct'), "
+            "SUM(c.status = 'correct' AND c.score IS NOT NULL AND p.score IS NOT NULL "
+            f"AND c.score {better} p.score) FROM candidates c "
+            "LEFT JOIN candidates p ON p.id = c.parent_id "
+            "WHERE c.id != 1 AND c.model IS NOT NULL GROUP BY c.model ORDER BY c.model")
+        return [ModelOutcomes(str(m), int(a or 0), int(b or 0), int(c or 0), int(d or 0))
+                for m, a, b, c, d in rows]
+
+    def refused(self, *, novelty_only: bool = False, limit: int = 200) -> list[RefusedCandidate]:
+        """The latest rejected candidates (``novelty_only``: refused by the novelty filter,
+        whose notes hold the similarity to the nearest program)."""
+        extra = " AND json_extract(notes_json, '$.similarity') IS NOT NULL" if novelty_only else ""
+        rows = self._db.execute(
+            "SELECT id, parent_id, status, substr(error, 1, 400), notes_json, created_at "
+            f"FROM candidates WHERE status = 'rejected'{extra} ORDER BY id DESC LIMIT ?",
+            (limit,))
+        return [RefusedCandidate(int(i), p, CandidateStatus(s), e or "", loads(n, {}), float(t))
+                for i, p, s, e, n, t in rows]
+
+    def count_refused(self, novelty_only: bool = False) -> int:
+        extra = " AND json_extract(notes_json, '$.similarity') IS NOT NULL" if novelty_only else ""
+        return int(self._db.one(
+            f"SELECT COUNT(*) FROM candidates WHERE status = 'rejected'{extra}"))
+
+    def spend_timeline(self) -> list[tuple[float, float, int]]:
+        """(time, cost in USD, tokens) of every LLM call, in call order."""
+        return [(float(t), float(c), int(k)) for t, c, k in self._db.execute(
+            "SELECT created_at, cost_usd, prompt_tokens + completion_tokens FROM contexts "
+            "ORDER BY id")]
+
+    def children_of(self, candidate_id: int) -> list[TreeNode]:
+        rows = self._db.execute(
+            "SELECT id, parent_id, status, score, island, operator, model, generation "
+            "FROM candidates WHERE parent_id = ? ORDER BY id", (candidate_id,))
+        return [TreeNode(int(i), p, CandidateStatus(s), score, island, op, model, int(g))
+                for i, p, s, score, island, op, model, g in rows]

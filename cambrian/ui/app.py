@@ -1,0 +1,252 @@
+"""The web application: pages (Jinja2 templates), their JSON, the live event stream and, unless
+read-only, the steering endpoints. Every read goes through the store's API (read-only
+connections beside the running writer); no route blocks the event loop on the store."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from cambrian.core.events import Event
+from cambrian.store.database import StoreError
+from cambrian.store.store import Store
+from cambrian.ui import steering
+from cambrian.ui.candidate_view import candidate_view
+from cambrian.ui.data import RUNNING, RunRow, RunState, overview_panels, run_row
+from cambrian.ui.live import LiveHub, stream
+from cambrian.ui.runs import RunCatalog, RunRef
+from cambrian.ui.security import Guard
+from cambrian.ui.series import bandit_series, score_series, tree_data
+
+HERE = Path(__file__).parent
+
+
+def score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def when(at: float | None) -> str:
+    return "—" if not at else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+def pct(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else f"{part}/0"
+
+
+def create_app(catalog: RunCatalog, *, read_only: bool = False,
+               token: str | None = None) -> FastAPI:
+    hub = LiveHub()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await hub.close()
+
+    app = FastAPI(title="Cambrian", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
+    app.add_middleware(Guard, token=token)
+    app.state.hub = hub
+    app.state.read_only = read_only
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters.update(score=score, when=when)
+    templates.env.globals.update(pct=pct, read_only=read_only)
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    def ref_of(key: str) -> RunRef:
+        try:
+            return catalog.get(key)
+        except KeyError:
+            raise HTTPException(404, f"no run {key!r}") from None
+
+    @contextmanager
+    def opened(ref: RunRef) -> Iterator[Store]:
+        try:
+            store = catalog.open(ref)
+        except (StoreError, FileNotFoundError, ValueError) as exc:
+            raise HTTPException(409, str(exc)) from None
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def row_of(ref: RunRef, store: Store) -> RunRow:
+        return run_row(store, ref.key, ref.path, ref.framework)
+
+    def steerable(ref: RunRef, row: RunRow) -> bool:
+        return not read_only and not ref.imported and row.status == RUNNING
+
+    def all_rows() -> list[RunRow]:
+        rows = []
+        for ref in catalog.refresh():
+            try:
+                with opened(ref) as store:
+                    rows.append(row_of(ref, store))
+            except (HTTPException, StoreError, OSError, ValueError) as exc:
+                detail = exc.detail if isinstance(exc, HTTPException) else str(exc)
+                rows.append(RunRow(ref.key, ref.name, str(ref.path), ref.framework,
+                                   state=RunState("unreadable", str(detail)), error=str(detail)))
+        return sorted(rows, key=lambda r: -r.created_at)
+
+    def page(request: Request, name: str, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, context)
+
+    # ------------------------------------------------------------------ pages
+
+    @app.get("/", response_class=HTMLResponse)
+    def runs_page(request: Request) -> HTMLResponse:
+        return page(request, "runs.html", rows=all_rows(), roots=catalog.roots)
+
+    @app.get("/runs/{key}", response_class=HTMLResponse)
+    def overview_page(request: Request, key: str) -> HTMLResponse:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            row = row_of(ref, store)
+            panels = overview_panels(store, row)
+        return page(request, "overview.html", ref=ref, row=row, p=panels,
+                    steer=steerable(ref, row))
+
+    @app.get("/runs/{key}/panels", response_class=HTMLResponse)
+    def overview_fragment(request: Request, key: str, part: str = "tables") -> HTMLResponse:
+        """A part of the overview, reloaded by the page when the run reports events."""
+        ref = ref_of(key)
+        with opened(ref) as store:
+            row = row_of(ref, store)
+            panels = overview_panels(store, row)
+        name = "_summary.html" if part == "summary" else "_panels.html"
+        return page(request, name, ref=ref, row=row, p=panels, steer=steerable(ref, row))
+
+    @app.get("/runs/{key}/tree", response_class=HTMLResponse)
+    def tree_page(request: Request, key: str) -> HTMLResponse:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            row = row_of(ref, store)
+        return page(request, "tree.html", ref=ref, row=row)
+
+    @app.get("/runs/{key}/candidates/{candidate_id}", response_class=HTMLResponse)
+    def candidate_page(request: Request, key: str, candidate_id: int,
+                       against: int | None = None) -> HTMLResponse:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            row = row_of(ref, store)
+            try:
+                view = candidate_view(store, candidate_id, against)
+            except KeyError:
+                raise HTTPException(404, f"no candidate {candidate_id}") from None
+        return page(request, "candidate.html", ref=ref, row=row, c=view,
+                    steer=steerable(ref, row))
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare_page(request: Request, run: list[str] = Query(default=[])) -> HTMLResponse:
+        rows = all_rows()
+        return page(request, "compare.html", rows=[r for r in rows if r.key in run],
+                    all_rows=rows, chosen=run)
+
+    # ------------------------------------------------------------------ data
+
+    @app.get("/api/runs")
+    def runs_json() -> JSONResponse:
+        return JSONResponse([_row_json(r) for r in all_rows()])
+
+    @app.get("/api/runs/{key}/overview")
+    def overview_json(key: str) -> JSONResponse:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            row = row_of(ref, store)
+            panels = asdict(overview_panels(store, row))
+            panels["row"] = _row_json(row)
+            panels["series"] = score_series(store)
+            panels["bandit"] = bandit_series(store)
+        return JSONResponse(panels)
+
+    @app.get("/api/runs/{key}/series")
+    def series_json(key: str) -> JSONResponse:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            return JSONResponse({"scores": score_series(store), "bandit": bandit_series(store)})
+
+    @app.get("/api/runs/{key}/tree")
+    def tree_json(key: str, all: bool = False) -> JSONResponse:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            return JSONResponse(tree_data(store, include_refused=all))
+
+    @app.get("/api/compare")
+    def compare_json(run: list[str] = Query(default=[])) -> JSONResponse:
+        found = []
+        for key in run:
+            ref = ref_of(key)
+            with opened(ref) as store:
+                found.append({"key": key, "name": ref.name, "task": store.runs.info().task_name,
+                              "series": score_series(store)})
+        return JSONResponse({"runs": found})
+
+    @app.get("/runs/{key}/events")
+    async def events(request: Request, key: str) -> StreamingResponse:
+        ref = ref_of(key)
+        run_dir = None if ref.imported else ref.path  # an imported trace is never live
+        return StreamingResponse(stream(hub, key, run_dir, request.is_disconnected),
+                                 media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})
+
+    if not read_only:
+        _steering_routes(app, hub, ref_of, opened, row_of, steerable)
+
+    return app
+
+
+def _steering_routes(app: FastAPI, hub: LiveHub, ref_of: Any, opened: Any, row_of: Any,
+                     steerable: Any) -> None:
+    """POST endpoints that change a live run: not even registered in read-only mode."""
+
+    def live_ref(key: str) -> RunRef:
+        ref = ref_of(key)
+        with opened(ref) as store:
+            if not steerable(ref, row_of(ref, store)):
+                raise HTTPException(409, "this run is not running, so it cannot be steered")
+        return ref
+
+    @app.post("/api/runs/{key}/guidance")
+    async def guidance(key: str, body: dict[str, Any]) -> JSONResponse:
+        ref = await run_in_threadpool(live_ref, key)
+        written: list[Event] = []
+        try:
+            version = await run_in_threadpool(
+                steering.change_guidance, ref.path, str(body.get("action", "")),
+                str(body.get("text") or ""), str(body.get("target") or ""), written.append)
+        except steering.SteeringError as exc:
+            raise HTTPException(400, str(exc)) from None
+        for event in written:
+            hub.local(key, event)
+        return JSONResponse({"version": version.id, "active": version.text,
+                             "target": version.target})
+
+    @app.post("/api/runs/{key}/control")
+    async def control(key: str, body: dict[str, Any]) -> JSONResponse:
+        ref = await run_in_threadpool(live_ref, key)
+        action = str(body.get("action", ""))
+        try:
+            payload = steering.budget_payload(dict(body.get("budget") or {})) \
+                if action == "budget" else None
+            request_id = await run_in_threadpool(steering.request, ref.path, action, payload)
+        except steering.SteeringError as exc:
+            raise HTTPException(400, str(exc)) from None
+        return JSONResponse({"request": request_id, "action": action, "payload": payload})
+
+
+def _row_json(row: RunRow) -> dict[str, Any]:
+    data = asdict(row)
+    data["status"] = row.state.status
+    data["status_detail"] = row.state.detail
+    del data["state"]
+    return data
+

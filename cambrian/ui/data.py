@@ -1,0 +1,254 @@
+"""Read models of the runs list and of a run's overview, built through the store's API."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cambrian.core.events import (
+    ControlChanged,
+    SessionEnded,
+    SessionStarted,
+    TuneStepped,
+)
+from cambrian.core.objective import Objective
+from cambrian.core.outcomes import RunOutcome
+from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
+from cambrian.store.store import Store
+from cambrian.ui.publisher import probe
+
+RUNNING, STOPPED, FINISHED, FAILED = "running", "stopped", "finished", "failed"
+IMPORTED = "imported"
+FINISHED_OUTCOMES = {RunOutcome.COMPLETED.word, RunOutcome.BUDGET_REACHED.word}
+STOPPED_OUTCOMES = {RunOutcome.STOPPED.word, RunOutcome.INTERRUPTED.word}
+_NUMBERS = re.compile(r"\d+(\.\d+)?")
+
+
+@dataclass(frozen=True)
+class RunState:
+    status: str  # running | stopped | finished | failed | imported
+    detail: str  # the last session's stop reason, or why it is thought stopped
+
+
+def run_state(store: Store, run_dir: Path, framework: str = "cambrian") -> RunState:
+    """A run is running while its last session has no end and its live feed answers; else
+    its last session's outcome says stopped, finished or failed."""
+    if framework != "cambrian":
+        return RunState(IMPORTED, f"imported {framework} trace")
+    marks = store.events.list(SessionStarted, SessionEnded)
+    if not marks:
+        return RunState(STOPPED, "never started")
+    last = marks[-1].event
+    if isinstance(last, SessionStarted):
+        if probe(run_dir):
+            return RunState(RUNNING, f"running (pid {last.pid})")
+        return RunState(STOPPED, "killed: its session ended without a record")
+    assert isinstance(last, SessionEnded)
+    if last.outcome in FINISHED_OUTCOMES or not last.outcome:
+        return RunState(FINISHED, last.reason)
+    if last.outcome in STOPPED_OUTCOMES:
+        return RunState(STOPPED, last.reason)
+    return RunState(FAILED, last.reason)
+
+
+def configured_models(config: dict[str, Any]) -> list[str]:
+    models = (config.get("llm") or {}).get("models") or []
+    return [str(m.get("name") or m.get("model")) for m in models if isinstance(m, dict)]
+
+
+@dataclass
+class RunRow:
+    key: str
+    name: str
+    path: str
+    framework: str
+    task: str = ""
+    algorithm: str = ""
+    models: list[str] = field(default_factory=list)
+    state: RunState = RunState(STOPPED, "")
+    direction: str = "maximize"
+    best_score: float | None = None
+    best_id: int | None = None
+    initial_score: float | None = None
+    evaluations: int = 0
+    budget: int | None = None
+    cost_usd: float = 0.0
+    tokens: int = 0
+    llm_calls: int = 0
+    created_at: float = 0.0
+    error: str = ""
+
+    @property
+    def status(self) -> str:
+        return self.state.status
+
+
+def run_row(store: Store, key: str, run_dir: Path, framework: str) -> RunRow:
+    info = store.runs.info()
+    objective = Objective.of(info.direction)
+    best = store.candidates.best(objective)
+    initial = store.candidates.find(1)
+    spend = store.contexts.spend()
+    ledger_models = [entry.model for entry in store.contexts.ledger()]
+    budget = (info.config.get("evolution") or {}).get("generations")
+    return RunRow(
+        key=key, name=run_dir.name, path=str(run_dir), framework=framework,
+        task=info.task_name,
+        algorithm=str((info.config.get("search") or {}).get("algorithm") or framework),
+        models=configured_models(info.config) or ledger_models,
+        state=run_state(store, run_dir, framework), direction=info.direction,
+        best_score=best.score if best else None, best_id=best.id if best else None,
+        initial_score=initial.score if initial else None,
+        evaluations=store.candidates.count(*EVALUATED) - int(
+            initial is not None and initial.status in EVALUATED),  # children (and tune trials)
+        budget=int(budget) if isinstance(budget, int) else None,
+        cost_usd=spend.cost_usd, tokens=spend.tokens, llm_calls=spend.calls,
+        created_at=info.created_at)
+
+
+# --------------------------------------------------------------------------- overview panels
+
+
+@dataclass(frozen=True)
+class FailureReason:
+    reason: str
+    status: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ModelLine:
+    model: str
+    calls: int
+    failed_calls: int
+    mutation_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    programs: int
+    evaluated: int
+    correct: int
+    improved: int
+
+
+@dataclass(frozen=True)
+class IslandLine:
+    island: int | None
+    programs: int
+    correct: int
+    best_score: float | None
+    best_id: int | None
+
+
+@dataclass
+class OverviewPanels:
+    row: RunRow
+    by_status: list[tuple[str, int]]
+    evaluation_statuses: dict[str, int]
+    failures: list[FailureReason]
+    models: list[ModelLine]
+    islands: list[IslandLine]
+    migrations: int
+    novelty_rejections: int
+    novelty_latest: list[dict[str, Any]]
+    tune_steps: list[dict[str, Any]]
+    notes: list[dict[str, Any]]
+    guidance: list[dict[str, Any]]
+    controls: list[dict[str, Any]]
+    sessions: list[dict[str, Any]]
+    active_guidance: str
+    paused: bool
+
+
+def paused(store: Store) -> bool:
+    """Whether the current session's proposals are paused (a pause lasts for its session)."""
+    state = False
+    for stored in store.events.list(SessionStarted, ControlChanged):
+        if isinstance(stored.event, SessionStarted):
+            state = False
+        elif getattr(stored.event, "action", "") in ("pause", "resume"):
+            state = getattr(stored.event, "action", "") == "pause"
+    return state
+
+
+def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
+    """Failed and refused candidates grouped by the first line of their error, numbers
+    blanked ("too similar to program N (cosine N)")."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for status, error in store.views.failure_texts():
+        first = (error.strip().splitlines() or [""])[0][:160]
+        reason = _NUMBERS.sub("N", first) if first else f"({status}, no message)"
+        counts[(reason, str(status))] += 1
+    return [FailureReason(reason, status, n) for (reason, status), n in counts.most_common(limit)]
+
+
+def model_lines(store: Store, objective: Objective) -> list[ModelLine]:
+    outcomes = {m.model: m for m in store.views.model_outcomes(objective.maximize)}
+    mutation = store.contexts.count_by_model("mutation")
+    lines = []
+    for entry in store.contexts.ledger():
+        mine = outcomes.get(entry.model)
+        lines.append(ModelLine(
+            entry.model, entry.calls, entry.failed_calls, mutation.get(entry.model, 0),
+            entry.prompt_tokens, entry.completion_tokens, entry.cost_usd,
+            mine.programs if mine else 0, mine.evaluated if mine else 0,
+            mine.correct if mine else 0, mine.improved if mine else 0))
+    return lines
+
+
+def island_lines(store: Store, objective: Objective) -> list[IslandLine]:
+    found: dict[int | None, list[Any]] = {}
+    for point in store.views.evaluation_points():
+        line = found.setdefault(point.island, [0, 0, None, None])
+        line[0] += 1
+        if point.status is CandidateStatus.CORRECT:
+            line[1] += 1
+            if objective.better(point.score, line[2]):
+                line[2], line[3] = point.score, point.candidate_id
+    return [IslandLine(island, *values) for island, values in
+            sorted(found.items(), key=lambda item: (item[0] is None, item[0] or 0))]
+
+
+def _events(store: Store, kind: type, limit: int) -> list[tuple[float, Any]]:
+    return [(stored.created_at, stored.event) for stored in store.events.list(kind)][-limit:]
+
+
+def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
+    objective = Objective.of(row.direction)
+    counts = store.candidates.count_by_status()
+    refused = store.views.refused(novelty_only=True, limit=10)
+    tune = [{"at": at, **event.payload()} for at, event in _events(store, TuneStepped, 50)]
+    controls = [{"at": at, "action": e.action, "source": e.source, "detail": e.detail}
+                for at, e in _events(store, ControlChanged, 50)]
+    sessions = [{"at": at, "kind": e.kind, "reason": getattr(e, "reason", ""),
+                 "outcome": getattr(e, "outcome", "")}
+                for at, e in _events(store, SessionStarted, 20) + _events(store, SessionEnded, 20)]
+    guidance = [{"id": g.id, "at": g.created_at, "action": g.action, "source": g.source,
+                 "change": g.change_text, "active": g.text, "target": g.target or "every prompt"}
+                for g in store.guidance.history()]
+    latest = store.guidance.latest("")
+    return OverviewPanels(
+        row=row,
+        by_status=[(str(s), counts.get(s, 0)) for s in ALL_STATUSES if counts.get(s)],
+        evaluation_statuses=store.views.evaluation_statuses(),
+        failures=failure_reasons(store),
+        models=model_lines(store, objective),
+        islands=island_lines(store, objective),
+        migrations=len(store.events.payloads("migration")),
+        novelty_rejections=store.views.count_refused(novelty_only=True),
+        novelty_latest=[{"id": r.id, "parent_id": r.parent_id, "reason": r.error,
+                         "similarity": r.notes.get("similarity")} for r in refused],
+        tune_steps=tune,
+        notes=[{"evaluated": n.evaluated, "scratchpad": n.scratchpad,
+                "recommendations": n.recommendations, "at": n.created_at}
+               for n in store.meta_notes.list()][-5:],
+        guidance=guidance[-50:],
+        controls=controls,
+        sessions=sorted(sessions, key=lambda s: s["at"]),
+        active_guidance=latest.text if latest else "",
+        paused=row.status == RUNNING and paused(store),
+    )
+

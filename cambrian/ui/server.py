@@ -1,0 +1,62 @@
+"""Serving the UI with uvicorn: in the foreground (``cambrian ui``) or on a background thread
+beside a run (``cambrian run --ui``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import uvicorn
+
+from cambrian.ui.app import create_app
+from cambrian.ui.runs import RunCatalog
+from cambrian.ui.security import check_bind
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def build_server(roots: Iterable[Path], *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                 token: str | None = None, read_only: bool = False,
+                 cache_dir: Path | None = None) -> uvicorn.Server:
+    check_bind(host, token)
+    app = create_app(RunCatalog(roots, cache_dir), read_only=read_only, token=token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=2)
+    return uvicorn.Server(config)
+
+
+def url_of(server: uvicorn.Server, token: str | None = None, path: str = "/") -> str:
+    config = server.config
+    port = config.port
+    if server.started and server.servers:  # port 0: the one the system chose
+        port = server.servers[0].sockets[0].getsockname()[1]
+    host = config.host if ":" not in config.host else f"[{config.host}]"
+    return f"http://{host}:{port}{path}" + (f"?token={token}" if token else "")
+
+
+class BackgroundServer:
+    """The UI on a daemon thread (uvicorn installs no signal handlers off the main thread)."""
+
+    def __init__(self, server: uvicorn.Server) -> None:
+        self.server = server
+        self.thread = threading.Thread(target=server.run, name="cambrian-ui", daemon=True)
+
+    def start(self, timeout_s: float = 15.0) -> BackgroundServer:
+        self.thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the web UI did not start (is the port taken?)")
+            time.sleep(0.02)
+        return self
+
+    @property
+    def url(self) -> str:
+        return url_of(self.server)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=5)

@@ -1,0 +1,176 @@
+"""The UI server without a browser: the run's live feed (never blocked by a slow reader, a
+token file only the run's user can read), the access guard, the read-only mode, run states,
+and `cambrian run --ui`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import in_thread, scripted_sets
+from fastapi.testclient import TestClient
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+
+from cambrian.core.events import CandidateEvaluated, SessionStarted
+from cambrian.status import run_status
+from cambrian.store.recorder import Recorder
+from cambrian.store.store import Store
+from cambrian.ui.app import create_app
+from cambrian.ui.data import overview_panels, run_row, run_state
+from cambrian.ui.live import BrowserQueue
+from cambrian.ui.publisher import LivePublisher, connect, live_file, probe, read_address
+from cambrian.ui.runs import RunCatalog
+from cambrian.ui.security import check_bind
+
+
+def event(n: int) -> CandidateEvaluated:
+    return CandidateEvaluated(candidate_id=n, status="ok", score=float(n), best_score=float(n),
+                              evaluated=n, generations=10**6)
+
+
+def test_the_live_feed_never_waits_for_a_slow_reader(tmp_path: Path):
+    with LivePublisher(tmp_path) as publisher:
+        assert oct(live_file(tmp_path).stat().st_mode & 0o777) == "0o600"
+        assert probe(tmp_path)
+        address = read_address(tmp_path)
+        assert address is not None and address.host == "127.0.0.1"
+
+        wrong = socket.create_connection((address.host, address.port), timeout=2)
+        wrong.sendall(b"not-the-token\n")
+        assert wrong.recv(100) == b""  # closed without a word
+        wrong.close()
+
+        slow, hello = connect(address, timeout=2)
+        assert hello["kind"] == "hello"
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        began = time.perf_counter()
+        for n in range(30_000):  # far more than the client's queue and the socket buffers
+            publisher.publish(event(n))
+        assert time.perf_counter() - began < 3.0
+        slow.settimeout(5)
+        received = b""
+        while b'"overflow"' not in received:
+            chunk = slow.recv(65536)
+            assert chunk, "the feed closed before reporting the lost events"
+            received += chunk
+        slow.close()
+    assert not live_file(tmp_path).exists() and not probe(tmp_path)
+
+
+def test_a_slow_browser_loses_events_to_one_overflow_message():
+    async def scenario() -> list[dict[str, object]]:
+        browser = BrowserQueue(size=50)
+        for n in range(120):
+            browser.offer({"kind": "evaluated", "n": n})
+        return [browser.queue.get_nowait() for _ in range(browser.queue.qsize())]
+
+    messages = in_thread(lambda: asyncio.run(scenario()))  # beside Playwright's loop
+    assert len(messages) <= 50 and messages[0] == {"kind": "overflow"}
+    assert messages[-1] == {"kind": "evaluated", "n": 119}
+
+
+def test_a_run_whose_process_died_is_stopped_not_running(tmp_path: Path):
+    store = Store.open(tmp_path / "run", create=True)
+    Recorder(store).emit(SessionStarted(pid=999_999))
+    (tmp_path / "run" / "live.json").write_text(json.dumps(
+        {"host": "127.0.0.1", "port": 9, "token": "x", "pid": 999_999}))
+    state = run_state(store, tmp_path / "run")
+    store.close()
+    assert state.status == "stopped" and "killed" in state.detail
+
+
+def test_token_and_read_only_mode(stored_runs: Path, tmp_path: Path):
+    with pytest.raises(ValueError, match="needs --token"):
+        check_bind("0.0.0.0", None)
+    check_bind("127.0.0.1", None)
+    catalog = RunCatalog([stored_runs], tmp_path / "cache")
+
+    guarded = TestClient(create_app(catalog, token="s3cret"))
+    assert guarded.get("/").status_code == 401
+    assert guarded.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    first = guarded.get("/?token=s3cret")
+    assert first.status_code == 200 and "counter-run" in first.text
+    assert guarded.get("/api/runs").status_code == 200  # the cookie set by the first visit
+
+    writable = TestClient(create_app(catalog))
+    form = writable.post("/api/runs/counter-run/control", data={"action": "stop"})
+    assert form.status_code == 403  # not JSON: a cross-site form cannot steer
+    finished = writable.post("/api/runs/counter-run/control", json={"action": "stop"})
+    assert finished.status_code == 409  # the run is not running
+
+    app = create_app(catalog, read_only=True)
+    posts = [r for r in app.routes if "POST" in getattr(r, "methods", set())]
+    assert posts == []
+    reader = TestClient(app)
+    assert reader.post("/api/runs/counter-run/guidance",
+                       json={"action": "append", "text": "x"}).status_code in (404, 405)
+    assert 'id="steer"' not in reader.get("/runs/counter-run").text
+    assert "read-only" in reader.get("/").text
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_cambrian_run_with_ui_serves_the_run_while_it_goes_on(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+    port = free_port()
+    with ScriptedLLM(incrementing, delay_s=0.4) as llm:
+        overrides = [arg for s in scripted_sets(llm, 6) for arg in ("--set", s)]
+        log = tmp_path / "run.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "cambrian", "run", str(task), "-o", str(tmp_path / "run"),
+                 "-q", "--ui", "--ui-port", str(port), *overrides],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline, rows = time.monotonic() + 60, []
+            while time.monotonic() < deadline and process.poll() is None:
+                try:
+                    rows = httpx.get(f"http://127.0.0.1:{port}/api/runs", timeout=2).json()
+                except httpx.HTTPError:
+                    rows = []
+                if rows and rows[0]["status"] == "running":
+                    break
+                time.sleep(0.2)
+            assert rows and rows[0]["status"] == "running", rows
+            assert process.wait(timeout=120) == 0  # without a terminal it exits with the run
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    output = log.read_text()
+    assert f"Watch and steer this run at http://127.0.0.1:{port}/" in output
+
+
+def test_the_overview_figures_agree_with_cambrian_status(stored_runs: Path):
+    store = Store.open(stored_runs / "counter-run", read_only=True)
+    try:
+        status = run_status(store)
+        panels = overview_panels(store, run_row(store, "counter-run", stored_runs, "cambrian"))
+    finally:
+        store.close()
+    assert [(m.model, m.calls, m.programs, m.evaluated, m.correct, m.improved)
+            for m in panels.models] == [(m.model, m.calls, m.programs, m.evaluated, m.correct,
+                                         m.improved) for m in status.models]
+    assert panels.row.evaluations == status.generations
+    assert panels.row.best_score == status.best_score
+    assert dict(panels.by_status) == {str(k): v for k, v in status.by_status.items()}
+
+
+def test_cambrian_ui_refuses_a_public_address_without_a_token(stored_runs: Path):
+    from typer.testing import CliRunner
+
+    from cambrian.cli import app
+
+    result = CliRunner().invoke(app, ["ui", str(stored_runs), "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "needs --token" in result.output
