@@ -37,7 +37,7 @@ from cambrian.trace.deletion import (
 from cambrian.trace.edits import collect_edits
 from cambrian.trace.export import export_trace
 from cambrian.trace.importers.evotrace import read_exported_trace
-from cambrian.trace.importers.to_store import import_to_store
+from cambrian.trace.to_store import import_to_store
 from cambrian.trace.model import (
     CandidateRecord,
     ContextRecord,

@@ -11,6 +11,7 @@ from cambrian.meta.guidance import GuidanceBoard
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import CandidateRow, LedgerRow
 from cambrian.store.store import Store
+from cambrian.store.views import FailureRow
 
 
 @dataclass
@@ -48,6 +49,55 @@ class ModelStatus:
         return _rate(self.improved, self.correct)
 
 
+@dataclass(frozen=True)
+class FailureKind:
+    """Failed or refused candidates of one kind: how many, and the latest one's message."""
+
+    kind: str
+    count: int
+    latest_id: int
+    latest_message: str
+
+
+# An evaluation's status (or a judge's verdict) -> the reason shown.
+_EVALUATION_KINDS = {"timeout": "time limit", "memory": "memory limit", "crashed": "crash",
+                     "invalid_output": "unusable evaluator output",
+                     "incorrect": "wrong result (evaluator said incorrect)"}
+_VERDICT_KINDS = {"CE": "compile error", "TLE": "time limit", "MLE": "memory limit",
+                  "RE": "crash", "WA": "wrong result (evaluator said incorrect)",
+                  "OLE": "output limit"}
+
+
+def failure_kind(row: FailureRow) -> str:
+    """The reason a candidate failed or was refused, as one short phrase."""
+    if row.status is CandidateStatus.INCORRECT:
+        if row.verdict in _VERDICT_KINDS:
+            return _VERDICT_KINDS[str(row.verdict)]
+        return _EVALUATION_KINDS.get(row.evaluation_status or "", "evaluation failed")
+    if row.status is CandidateStatus.PATCH_FAILED:
+        if row.notes.get("reply_refused"):
+            return "reply refused"
+        return "prompt too large" if "does not fit" in row.error else "LLM call failed"
+    if row.status is CandidateStatus.REJECTED:
+        if row.notes.get("screened_out"):
+            return "screened out before full evaluation"
+        return "deletion filter" if row.notes.get("recycled") else "too similar (novelty)"
+    return "duplicate program"
+
+
+def failures_by_kind(store: Store) -> list[FailureKind]:
+    """Failed and refused candidates by reason, the most frequent first."""
+    latest: dict[str, FailureRow] = {}
+    counts: dict[str, int] = {}
+    for row in store.views.failure_rows():
+        kind = failure_kind(row)
+        counts[kind] = counts.get(kind, 0) + 1
+        latest[kind] = row
+    return [FailureKind(kind, counts[kind], latest[kind].candidate_id,
+                        latest[kind].error.strip())
+            for kind in sorted(counts, key=lambda k: (-counts[k], k))]
+
+
 @dataclass
 class RunStatus:
     task: str
@@ -72,6 +122,10 @@ class RunStatus:
     guidance: str = ""
     guidance_changes: int = 0
     screened_rate: float | None = None  # see correct_rate
+    failures: list[FailureKind] = field(default_factory=list)
+    outcome: str = ""  # the last session's RunOutcome word (completed, budget_reached...)
+    # Evaluations per worker that ran them (a judged one spread over several counts on each).
+    workers: dict[str, int] = field(default_factory=dict)
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -150,10 +204,23 @@ def run_status(store: Store) -> RunStatus:
         ledger=store.contexts.ledger(),
         models=models,
         last_session=sessions[-1].reason if sessions else "",
+        outcome=sessions[-1].outcome if sessions else "",
+        failures=failures_by_kind(store),
         bandit_shares=shares,
         guidance=history[-1].text if history else "",
         guidance_changes=len(history),
+        workers=_per_worker(store.evaluations.workers()),
     )
+
+
+def _per_worker(rows: dict[str, int]) -> dict[str, int]:
+    """Evaluations per worker; a row naming several (``A,B``: cases spread over nodes) counts
+    for each of them."""
+    counts: dict[str, int] = {}
+    for names, count in rows.items():
+        for name in names.split(","):
+            counts[name] = counts.get(name, 0) + count
+    return counts
 
 
 def share_rows(shares: list[tuple[int, dict[str, float]]], max_rows: int = 8) -> list[tuple[int, dict[str, float]]]:

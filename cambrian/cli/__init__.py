@@ -4,7 +4,8 @@ commands on :data:`cambrian.cli.app.app`."""
 
 from __future__ import annotations
 
-from cambrian.cli import run, inspect, guide, ui, trace, judge, bench  # noqa: F401, I001  (registers, in this order)
+from cambrian.cli import run, inspect, show, guide, ui, trace, judge, bench  # noqa: F401, I001
+# (the imports register the commands, in this order)
 from cambrian.cli.app import app
 
 trace.register(app)

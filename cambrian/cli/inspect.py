@@ -27,19 +27,25 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
     table.add_row("candidates by status",
                   ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
     table.add_row("initial score", fmt(st.initial_score))
-    table.add_row("best score", f"{fmt(st.best_score)} (candidate {st.best_id})")
+    table.add_row("best score", f"{fmt(st.best_score)} (candidate {st.best_id})"
+                  if st.best_id is not None else "none (no correct program yet)")
     table.add_row("LLM calls", str(st.llm_calls))
     table.add_row("mutation calls yielding a program", pct(st.proposal_success))
     table.add_row("evaluated children correct", pct(st.correct_rate))
     if st.by_status.get("screened"):  # tiered judging: stopped at the quick stage
         table.add_row("evaluated children screened out", pct(st.screened_rate))
     table.add_row("correct children beating parent", pct(st.improvement_rate))
+    if st.workers:  # where evaluations ran: "local", or Ray workers (HOST/NODE)
+        table.add_row("evaluations per worker", ", ".join(
+            f"{worker}: {count}" for worker, count in sorted(st.workers.items())))
     if st.last_session:
-        table.add_row("last session ended", st.last_session)
+        ended = f" [{st.outcome}]" if st.outcome else ""
+        table.add_row("last session ended", f"{st.last_session}{ended}")
     if st.guidance_changes:
         table.add_row("human guidance", f"{st.guidance or '(cleared)'} "
                                         f"[{st.guidance_changes} change(s); `cambrian guide`]")
     console.print(table)
+    _failure_table(st.failures, run_dir)
     if st.bandit_shares:
         arms = sorted({arm for _, shares in st.bandit_shares for arm in shares})
         bandit = Table(title="LLM arm probabilities over time (UCB1 bandit)")
@@ -50,6 +56,21 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
             bandit.add_row(str(pulls), *(pct(shares.get(arm)) for arm in arms))
         console.print(bandit)
     _model_table(st.models)
+
+
+def _failure_table(failures: list[Any], run_dir: Path) -> None:
+    """Failed and refused candidates by reason, with the latest message of each."""
+    if not failures:
+        return
+    table = Table(title="failures by reason")
+    for column in ("reason", "count", "latest", "latest message"):
+        table.add_column(column, justify="right" if column in ("count", "latest") else "left")
+    for failure in failures:
+        message = " ".join(failure.latest_message.split())
+        table.add_row(failure.kind, str(failure.count), str(failure.latest_id),
+                      (message[:160] + "…") if len(message) > 160 else message or "—")
+    console.print(table)
+    console.print(f"A candidate's code, reply, prompt and output: cambrian show {run_dir} ID")
 
 
 def _share(count: int, total: int) -> str:

@@ -12,7 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cambrian.cli.app import SetOption, app, console, err, fail, fmt
 from cambrian.config import ConfigError
-from cambrian.core.events import CandidateEvaluated, Event, RemoteScorerDown
+from cambrian.core.events import CandidateEvaluated, Event, PreflightNote, RemoteScorerDown
+from cambrian.core.outcomes import RunOutcome
 from cambrian.llm.base import LLMError
 from cambrian.search.engine import Evolution, RunAborted, RunSummary
 from cambrian.store.store import StoreError
@@ -44,6 +45,8 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
         elif isinstance(event, RemoteScorerDown):  # shown even with --quiet; the run goes on
             err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
                       f"{event.candidate_id}; its local score stands. {escape(event.error)}")
+        elif isinstance(event, PreflightNote):
+            err.print(f"[bold yellow]note:[/] {escape(event.message)}")
 
     evolution.subscribe(on_event)
     publisher = start_publisher(evolution)  # the live feed `cambrian ui` reads (cambrian/ui/)
@@ -65,15 +68,17 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
 
 def _report(summary: RunSummary) -> None:
     console.print(f"[bold]Stopped:[/] {summary.stop_reason}")
-    console.print(f"Initial score: {fmt(summary.initial_score)}   "
-                  f"Best score: [bold green]{fmt(summary.best_score)}[/] "
-                  f"(candidate {summary.best_id})")
+    best = (f"Best score: [bold green]{fmt(summary.best_score)}[/] (candidate {summary.best_id})"
+            if summary.best_id is not None else "Best score: none (no correct program yet)")
+    console.print(f"Initial score: {fmt(summary.initial_score)}   {best}")
     children = summary.evaluations - summary.tune_trials
     evaluated = (f"Evaluations: {summary.evaluations} ({children} children, "
                  f"{summary.tune_trials} tune trials)" if summary.tune_trials
                  else f"Evaluated children: {summary.evaluations}")
     console.print(f"{evaluated}   LLM calls: {summary.llm_calls}")
-    console.print(f"Results: {summary.run_dir}  (best program in {summary.run_dir / 'best'})")
+    where = (f"  (best program in {summary.run_dir / 'best'})" if summary.best_id is not None
+             else f"  (failures by reason: cambrian status {summary.run_dir})")
+    console.print(f"Results: {summary.run_dir}{where}")
 
 
 @app.command()
@@ -111,13 +116,19 @@ def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None) -> No
     try:
         summary = _drive(evolution, quiet)
     except (KeyboardInterrupt, asyncio.CancelledError):
-        err.print(f"Interrupted. Nothing committed is lost; continue with: cambrian resume {evolution.run_dir}")
-        raise typer.Exit(code=130)
+        err.print("Interrupted. Nothing committed is lost; continue with: "
+                  f"cambrian resume {evolution.run_dir}")
+        raise typer.Exit(code=RunOutcome.INTERRUPTED.exit_code) from None
     except RunAborted as exc:
-        fail(f"run stopped: {exc}\nThe store is intact; fix the cause and `cambrian resume {evolution.run_dir}`.")
+        fail(f"run stopped: {exc}\nThe store is intact; fix the cause and "
+             f"`cambrian resume {evolution.run_dir}`.", code=exc.outcome.exit_code)
     _report(summary)
     if server is not None:
         keep_serving(server)
+    if summary.outcome.exit_code:
+        err.print(f"[bold yellow]exit {summary.outcome.exit_code}[/] ({summary.outcome.word}): "
+                  "the run stopped before spending its budget; see `cambrian status`.")
+        raise typer.Exit(code=summary.outcome.exit_code)
 
 
 @app.command()

@@ -42,7 +42,7 @@ def import_command(
 ) -> None:
     """Rebuild a Cambrian run store (run.sqlite) from a trace of any supported framework."""
     from cambrian.trace.importers import UnknownTraceFormat, detect_format
-    from cambrian.trace.importers.to_store import import_to_store
+    from cambrian.trace.to_store import import_to_store
 
     try:
         fmt = detect_format(src)
@@ -59,7 +59,7 @@ def stats_command(
     """Static and cycling statistics of a run (seed 001 §5.1, §5.2)."""
     from cambrian.trace.cycling import analyse_cycling
     from cambrian.trace.importers import UnknownTraceFormat
-    from cambrian.trace.model import load_trace
+    from cambrian.trace.loading import load_trace
     from cambrian.trace.static import analyse_static
 
     try:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from cambrian.core.objective import Objective
 from cambrian.lang.languages import language_by_name, registered_languages
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -184,10 +185,10 @@ class JudgeConfig(_Strict):
             raise JudgeConfigError(f"direction must be maximize or minimize, got {direction!r}")
         return direction  # type: ignore[return-value]
 
-    def resolved_failed_case_score(self, maximize: bool) -> float:
+    def resolved_failed_case_score(self, objective: Objective) -> float:
         if self.failed_case_score is not None:
             return self.failed_case_score
-        if not maximize and not self.require_all_accepted:
+        if not objective.maximize and not self.require_all_accepted:
             raise JudgeConfigError(
                 "judge.failed_case_score must be set for a minimize task when "
                 "require_all_accepted is false (0 would be the best possible score)"
@@ -253,8 +254,8 @@ class JudgeTask:
     private: tuple[CaseRef, ...]
 
     @property
-    def maximize(self) -> bool:
-        return self.direction == "maximize"
+    def objective(self) -> Objective:
+        return Objective.of(self.direction)
 
 
 def resolve_judge_task(task_dir: Path, config: JudgeConfig, task_direction: str) -> JudgeTask:

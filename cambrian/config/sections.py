@@ -151,6 +151,9 @@ class EvolutionConfig(StrictModel):
     max_parallel_evaluations: int = Field(2, ge=1)
     max_proposals_in_flight: int = Field(1, ge=1)
     seed: int = 0
+    # A failing initial program stops the run with its error (a broken evaluator or program
+    # would otherwise spend LLM calls); true keeps it and asks the LLM to repair it.
+    repair_initial: bool = False
 
     @model_validator(mode="after")
     def _check_probs(self) -> EvolutionConfig:
@@ -296,11 +299,11 @@ class ExecutionConfig(StrictModel):
     workers only return results."""
 
     backend: Literal["local", "ray"] = "local"
-    # "auto" (a cluster `ray start` runs on this machine), "HOST:PORT" or "ray://HOST:PORT";
+    # "auto" (a cluster `ray start` runs on this machine) or the head's "HOST:PORT";
     # None starts a local cluster for the run and stops it afterwards.
     ray_address: str | None = None
     num_cpus: int | None = Field(None, ge=1)  # the local cluster's CPUs (default: all)
-    cpus_per_evaluation: float = Field(1.0, gt=0)  # Ray CPUs one job (evaluation, case chunk) holds
+    cpus_per_evaluation: float = Field(1.0, gt=0)  # Ray CPUs a job (evaluation, case chunk) holds
     # Judged tasks: chunks one candidate's cases are split into (default: the cluster's job slots).
     case_chunks: int | None = Field(None, ge=1)
     max_retries: int = Field(3, ge=0)  # resubmissions of a job whose worker or node was lost

@@ -13,7 +13,6 @@ Field names are the stored payload keys, so renaming a field is a store migratio
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -92,14 +91,6 @@ def kind_of(event: Event) -> str:
     return event.name if isinstance(event, UnknownEvent) else event.kind
 
 
-def registered_kinds() -> dict[str, type[Event]]:
-    return dict(_KINDS)
-
-
-def now() -> float:
-    return time.time()
-
-
 # --------------------------------------------------------------------------- sessions
 
 
@@ -165,6 +156,14 @@ class FirstProgramFailed(Event):
     attempt: int
     error: str
     context_id: int | None
+
+
+@event_kind("preflight_note")
+@dataclass(frozen=True)
+class PreflightNote(Event):
+    """Something the checks before the first LLM call found worth telling (not an error)."""
+
+    message: str
 
 
 @event_kind("comprehension")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 Direction = Literal["maximize", "minimize"]
 
@@ -23,11 +23,25 @@ class Objective:
     def maximize(self) -> bool:
         return self.direction == "maximize"
 
+    @overload
+    def fitness(self, score: float) -> float: ...
+    @overload
+    def fitness(self, score: None) -> None: ...
+    @overload
+    def fitness(self, score: float | None) -> float | None: ...
+
     def fitness(self, score: float | None) -> float | None:
         """Archive fitness is "higher is better" whatever the task's direction."""
         if score is None:
             return None
         return score if self.maximize else -score
+
+    @overload
+    def score(self, fitness: float) -> float: ...
+    @overload
+    def score(self, fitness: None) -> None: ...
+    @overload
+    def score(self, fitness: float | None) -> float | None: ...
 
     def score(self, fitness: float | None) -> float | None:
         """The task's score of an archive fitness (the inverse of :meth:`fitness`)."""
@@ -38,6 +52,11 @@ class Objective:
         if a is None:
             return False
         return b is None or (a > b if self.maximize else a < b)
+
+    def gain(self, new: float, old: float) -> float:
+        """How much better score ``new`` is than ``old``: positive when it beats it, negative
+        when it is worse (a decrease is a gain for a minimised score)."""
+        return new - old if self.maximize else old - new
 
     def best(self, scores: Iterable[float | None]) -> float | None:
         known = [s for s in scores if s is not None]

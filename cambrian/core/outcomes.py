@@ -17,10 +17,6 @@ class ProposalOutcome(StrEnum):
     REJECTED = "rejected"  # a valid program refused by a child filter (novelty, ...)
     RECYCLED = "recycled"  # refused for re-adding what its lineage deleted
 
-    @property
-    def produced_child(self) -> bool:
-        return self is ProposalOutcome.CHILD
-
 
 class CallFailure(StrEnum):
     """How a provider call failed, as the gateway classifies it."""
@@ -46,6 +42,7 @@ class RunOutcome(Enum):
     BUDGET_REACHED = ("budget_reached", 3)  # a budget.* cap (money, tokens, calls, time)
     NOTHING_EVALUATED = ("nothing_evaluated", 4)  # no program could be evaluated / generated
     LLM_UNREACHABLE = ("llm_unreachable", 5)  # the model did not answer or refused every call
+    STALLED = ("stalled", 6)  # proposals kept producing no usable program; the run stopped early
     INTERRUPTED = ("interrupted", 130)  # Ctrl-C or SIGTERM; resume continues it
     FAILED = ("failed", 1)  # an error (a damaged store, a bug): the message says which
 

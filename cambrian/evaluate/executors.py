@@ -10,6 +10,7 @@ from typing import Any
 from cambrian.config import RunConfig
 from cambrian.core.errors import ConfigError
 from cambrian.evaluate.executor import EvaluationExecutor, LocalExecutor
+from cambrian.llm.factory import key_env_name
 
 RAY_MISSING = ("execution.backend is 'ray', but Ray is not installed; install it with "
                "pip install 'cambrian[ray]'")
@@ -24,4 +25,5 @@ def build_executor(config: RunConfig, evaluator: Any) -> EvaluationExecutor:
         raise ConfigError(RAY_MISSING) from None
     from cambrian.evaluate.distributed.executor import RayExecutor
 
-    return RayExecutor(evaluator, config.execution)
+    secret_env = tuple(name for name in map(key_env_name, config.llm.models) if name)
+    return RayExecutor(evaluator, config.execution, secret_env)

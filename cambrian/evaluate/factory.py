@@ -23,7 +23,7 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
         objective = Objective.of(task.direction)
         return build_task_evaluator(
             task.root, config.judge, run_dir=run_dir, task_direction=task.direction,
-            best_reference=lambda: reference_from_store(store, objective.maximize),
+            best_reference=lambda: reference_from_store(store, objective),
         )
     ev = config.evaluation
     return ProgramEvaluator(EvaluatorSettings(

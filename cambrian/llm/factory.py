@@ -31,7 +31,7 @@ def configured_secrets(config: LLMConfig) -> tuple[str, ...]:
 
 def _api_key(config: ModelConfig, spec: ProviderSpec) -> str | None:
     env_name = key_env_name(config)
-    key = os.environ.get(env_name) if env_name else None
+    key = (os.environ.get(env_name) or None) if env_name else None  # an empty value is none
     if key is None and spec.key_required and config.base_url is None:
         if spec.name == "openai":
             raise LLMAuthError(

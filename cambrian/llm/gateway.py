@@ -122,6 +122,12 @@ class LLMGateway:
             context_window=provider.context_window or UNKNOWN_CONTEXT_WINDOW,
             count_tokens=provider.count_tokens)
 
+    async def unreachable(self, label: str) -> str | None:
+        """Why the model's server cannot be reached, before any call (None: it can, or the
+        provider cannot tell without a call)."""
+        check = getattr(self.providers[self.label(label)], "unreachable", None)
+        return await check() if check is not None else None
+
     # ------------------------------------------------------------------ calls
 
     async def call(self, purpose: str, label: str | None, request: LLMRequest, *,

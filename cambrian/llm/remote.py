@@ -10,9 +10,11 @@ type) is a :class:`LLMMalformedReply`: retried, then reported in one line.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from abc import ABC, abstractmethod
 from typing import Any
+from urllib.parse import urlparse
 
 from cambrian.llm.base import (
     FinishReason,
@@ -26,11 +28,28 @@ from cambrian.llm.base import (
 from cambrian.llm.pricing import ModelPrices, lookup_prices, priced
 
 PREVIEW_CHARS = 200
+CONNECT_TIMEOUT_S = 3.0
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def preview(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "..."
+
+
+async def server_answers(base_url: str) -> str | None:
+    """None when something accepts a connection at ``base_url``'s host and port, else why not."""
+    parsed = urlparse(base_url)
+    host = parsed.hostname
+    if not host:
+        return f"base_url {base_url!r} names no host"
+    port = parsed.port or DEFAULT_PORTS.get(parsed.scheme, 80)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT_S)
+    except (OSError, asyncio.TimeoutError) as exc:
+        return f"nothing answers at {host}:{port} ({type(exc).__name__}: {exc})".rstrip(": )") + ")"
+    writer.close()
+    return None
 
 
 class RemoteProvider(ABC):
@@ -64,6 +83,11 @@ class RemoteProvider(ABC):
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
+
+    async def unreachable(self) -> str | None:
+        """Why the server cannot be reached (None when it accepts a connection, or when no
+        base_url is set: the vendor's API is checked by the first call)."""
+        return await server_answers(self._base_url) if self._base_url else None
 
     def label(self) -> str:
         return f"{self._model} @ {self._base_url or self.default_host}"

@@ -93,6 +93,10 @@ class RetryingProvider:
     def count_tokens(self, text: str) -> int:
         return self._inner.count_tokens(text)
 
+    async def unreachable(self) -> str | None:
+        check = getattr(self._inner, "unreachable", None)
+        return await check() if check is not None else None
+
     async def complete(self, request: LLMRequest) -> RetriedResponse:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._policy.max_attempts),

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from cambrian.config import MutationConfig, RunConfig
+from cambrian.core.objective import MAXIMIZE, Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.mutate.intents import INTENTS, MutationIntent
 from cambrian.store.rows import CandidateRow
@@ -36,13 +37,10 @@ PRIOR_SUCCESS_RATE = 0.5  # seed 002 §10.10: the rate assumed for a type withou
 PRIOR_USES = 2.0  # how many uses that prior weighs
 
 
-def improved_on_parent(child: CandidateRow, parent_score: float | None, maximize: bool) -> bool:
+def improved_on_parent(child: CandidateRow, parent_score: float | None,
+                       objective: Objective) -> bool:
     """A correct child that beats its parent's score (any correct child of a failing parent)."""
-    if child.status != "correct" or child.score is None:
-        return False
-    if parent_score is None:
-        return True
-    return child.score > parent_score if maximize else child.score < parent_score
+    return child.status == "correct" and objective.better(child.score, parent_score)
 
 
 class MutationSchedule:
@@ -52,13 +50,13 @@ class MutationSchedule:
         *,
         generations: int,
         patch_kinds: Iterable[str],
-        maximize: bool = True,
+        objective: Objective = MAXIMIZE,
         store: Store | None = None,
     ) -> None:
         allowed = set(patch_kinds)
         self.config = config
         self.generations = generations
-        self.maximize = maximize
+        self.objective = objective
         self.store = store
         self.intents: list[MutationIntent] = [
             INTENTS[name] for name in config.types if INTENTS[name].kind in allowed
@@ -125,7 +123,7 @@ class MutationSchedule:
         if child.parent_id is not None:
             parent = self.store.candidates.get(child.parent_id)
             parent_score = parent.score if parent.status == "correct" else None
-        self.record(name, improved_on_parent(child, parent_score, self.maximize))
+        self.record(name, improved_on_parent(child, parent_score, self.objective))
 
     def rebuild(self) -> None:
         """Replay every outcome in the order the run stored it (resume): evaluated children
@@ -142,7 +140,7 @@ class MutationSchedule:
             if name in self.history:
                 parent_score = scores.get(row.parent_id) if row.parent_id is not None else None
                 outcomes.append((evaluated_at[row.id], name,
-                                 improved_on_parent(row, parent_score, self.maximize)))
+                                 improved_on_parent(row, parent_score, self.objective)))
         for refused in self.store.candidates.list(CandidateStatus.PATCH_FAILED):
             notes = refused.notes
             if notes.get("intent") in self.history and notes.get("reply_refused"):
@@ -152,7 +150,7 @@ class MutationSchedule:
 
 
 def build_mutation_schedule(
-    config: RunConfig, store: Store, maximize: bool
+    config: RunConfig, store: Store, objective: Objective
 ) -> MutationSchedule | None:
     """The run's schedule rebuilt from ``store``; None when ``mutation.schedule`` is off."""
     if config.mutation.schedule == "off":
@@ -160,6 +158,6 @@ def build_mutation_schedule(
     evolution = config.evolution
     kinds = [k for k, p in zip(evolution.patch_types, evolution.patch_type_probs) if p > 0]
     schedule = MutationSchedule(config.mutation, generations=evolution.generations,
-                                patch_kinds=kinds, maximize=maximize, store=store)
+                                patch_kinds=kinds, objective=objective, store=store)
     schedule.rebuild()
     return schedule

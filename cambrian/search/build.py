@@ -47,6 +47,7 @@ from cambrian.search.engine import Evolution
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
 from cambrian.search.hooks import HookServices, case_evaluator
 from cambrian.search.novelty import build_novelty_filter
+from cambrian.search.preflight import Preflight
 from cambrian.search.prelude import FirstProgramHook
 from cambrian.search.proposals import ProposalSlots
 from cambrian.search.recycling import build_deletion_filter, parent_view
@@ -120,7 +121,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     if novelty is not None:  # a migrated program joins its new island's index
         bus.subscribe(novelty.follow)
 
-    schedule = build_mutation_schedule(config, store, objective.maximize)
+    schedule = build_mutation_schedule(config, store, objective)
 
     def reply_refused(tags: dict[str, Any]) -> None:
         if schedule is not None and tags.get("intent"):
@@ -137,6 +138,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     def set_brief(brief: str | None) -> None:
         proposer.prompts.brief = brief
 
+    queue = EvaluationQueue(ctx, executor, committer, hooks)
+    hooks.append(Preflight(ctx, queue))
     comprehension = ProblemComprehension(
         config.comprehension, task, gateway, recorder,
         gateway.label(config.comprehension.model, "comprehension.model"), run_dir,
@@ -150,7 +153,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
 
     tuner = build_tune_operator(
         feedback, recorder, trial, language=task.language.name,
-        maximize=objective.maximize, seed=config.evolution.seed, work_root=ctx.work_root,
+        objective=objective, seed=config.evolution.seed, work_root=ctx.work_root,
         stop=lambda: budget.stop_reason(), record_child=committer.direct_child)
     scratchpad = build_scratchpad(config, gateway, recorder, run_dir, objective)
     evaluate_cases, case_ids = case_evaluator(executor.evaluator)  # a judge sent out too
@@ -175,8 +178,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     slots = ProposalSlots(ctx, archive, hooks, requests, proposer, ensemble, allowances,
                           progress, lambda: stop(), search_state)
     control = RunControl(recorder, config, budget, run_dir)
-    evolution = Evolution(ctx, archive, hooks, progress, slots,
-                          EvaluationQueue(ctx, executor, committer, hooks), executor, novelty,
+    evolution = Evolution(ctx, archive, hooks, progress, slots, queue, executor, novelty,
                           search_state, control)
     stop = evolution.stop_reason
     return evolution

@@ -8,12 +8,22 @@ from pathlib import Path
 from cambrian.config import RunConfig
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
+from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import EVALUATED
 from cambrian.llm.gateway import LLMGateway
 from cambrian.search.budget import BudgetManager
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
+
+
+class RunAborted(RuntimeError):
+    """The run cannot continue (e.g. the LLM rejects every request); the store stays valid.
+    ``outcome`` says which exit code ``cambrian run`` returns."""
+
+    def __init__(self, message: str, outcome: RunOutcome = RunOutcome.FAILED) -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 @dataclass

@@ -23,11 +23,11 @@ from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.search.archive import Archive
-from cambrian.search.context import Progress, RunContext
+from cambrian.search.context import Progress, RunAborted, RunContext
 from cambrian.search.control import RunControl
 from cambrian.search.evaluations import EvaluationQueue
 from cambrian.search.novelty import NoveltyFilter
-from cambrian.search.proposals import ProposalSlots, RunAborted
+from cambrian.search.proposals import ProposalSlots
 from cambrian.search.side_work import PeriodicJob, SideWork
 from cambrian.store.rows import CandidateRow
 
@@ -182,11 +182,8 @@ class Evolution:
         ctx = self.ctx
         self.restore()
         await self.executor.prepare()  # e.g. generate a judged task's test cases, failing fast
-        for hook in self.hooks:  # the problem brief; a first program when the task has none
+        for hook in self.hooks:  # checks, the initial program, the brief, a first program
             await hook.prepare()
-        initial = ctx.store.candidates.find(1)
-        if initial is not None and initial.status is CandidateStatus.PENDING:
-            await self.queue.evaluate(initial)
         if self.novelty is not None:  # every island's index starts with the initial program
             await self.novelty.index_initial(ctx.store.candidates.get(1))
 
@@ -252,13 +249,17 @@ class Evolution:
         return self.summary(reason, outcome)
 
     def _outcome(self, reason: str) -> RunOutcome:
+        """Why the session ended, as an exit code: 0 only when it spent its budget."""
         if reason == GENERATION_BUDGET_REACHED:
             return RunOutcome.COMPLETED
         if self.ctx.budget.stop_reason(0) is not None:
             return RunOutcome.BUDGET_REACHED
-        if self.children_evaluated() == 0 and self.evaluations_spent() == 0:
+        recent = self.ctx.store.contexts.recent(MAX_CONSECUTIVE_FAILED_SLOTS)
+        if recent and all(context.error for context in recent):
+            return RunOutcome.LLM_UNREACHABLE
+        if self.children_evaluated() == 0:
             return RunOutcome.NOTHING_EVALUATED
-        return RunOutcome.COMPLETED
+        return RunOutcome.STALLED
 
     def summary(self, reason: str, outcome: RunOutcome = RunOutcome.COMPLETED) -> RunSummary:
         store = self.ctx.store
@@ -281,5 +282,5 @@ def _outcome_of(error: BaseException) -> RunOutcome:
     if isinstance(error, (KeyboardInterrupt, asyncio.CancelledError)):
         return RunOutcome.INTERRUPTED
     if isinstance(error, RunAborted):
-        return RunOutcome.NOTHING_EVALUATED
+        return error.outcome
     return RunOutcome.FAILED

@@ -9,9 +9,11 @@ from pathlib import Path
 
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.core.hooks import LoopHook
+from cambrian.core.outcomes import RunOutcome
 from cambrian.evaluate.executor import EvaluationExecutor, EvaluationJob, EvaluationOutcome
+from cambrian.evaluate.task_files import TaskFilesChanged
 from cambrian.search.commit import Committer
-from cambrian.search.context import RunContext
+from cambrian.search.context import RunAborted, RunContext
 from cambrian.store.candidates import source_hash
 from cambrian.store.rows import CandidateRow
 
@@ -46,7 +48,10 @@ class EvaluationQueue:
                     self.committer.screened_out(row, reason)
                     future.cancel()
                     return
-            outcome = await self.executor.run(EvaluationJob(row.source, work_dir, row.id))
+            try:
+                outcome = await self.executor.run(EvaluationJob(row.source, work_dir, row.id))
+            except TaskFilesChanged as exc:  # an evaluation rewrote the task: stop, loudly
+                raise RunAborted(str(exc), RunOutcome.FAILED) from None
             self.committer.evaluation(row, outcome.result, outcome.worker)
             future.set_result(outcome.result)
         finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cambrian.core.objective import MAXIMIZE, Objective
 from cambrian.store.store import Store
 
 MAX_DESCRIPTION_CHARS = 120
@@ -16,7 +17,8 @@ def _score(value: float | None) -> str:
 
 
 def lineage_history_note(store: Store, parent_id: int, steps: int,
-                         maximize: bool = True) -> tuple[tuple[str, ...], dict[str, Any]]:
+                         objective: Objective = MAXIMIZE
+                         ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """(notes, tags): one note listing up to ``steps`` edits that led to ``parent_id``, oldest
     first; nothing when ``steps`` is 0 or the parent is the initial program."""
     if steps <= 0:
@@ -33,7 +35,7 @@ def lineage_history_note(store: Store, parent_id: int, steps: int,
     for before, after in reversed(chain):
         change = ""
         if before.score is not None and after.score is not None:
-            gain = after.score - before.score if maximize else before.score - after.score
+            gain = objective.gain(after.score, before.score)
             verdict = "better" if gain > 0 else "worse" if gain < 0 else "unchanged"
             change = f" ({verdict}" + (f" by {abs(gain):.4g})" if gain else ")")
         description = (after.description or after.operator or "").strip().replace("\n", " ")

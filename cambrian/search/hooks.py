@@ -47,10 +47,6 @@ class HookServices:
     evaluate_cases: CaseEvaluator | None = None  # evaluate a source on a subset of test cases
     case_ids: tuple[str, ...] = ()  # the public cases evaluate_cases accepts
 
-    @property
-    def maximize(self) -> bool:
-        return self.objective.maximize
-
     async def ask(self, purpose: str, prompt: str, **options: Any) -> str | None:
         """The reply text, or None when the call failed or a budget cap forbade it (both are
         recorded by the gateway)."""

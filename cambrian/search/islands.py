@@ -69,11 +69,6 @@ class IslandArchive:
         """Put back a member exactly as stored (resume), without the capacity rule."""
         self._put(member)
 
-    def note_child(self, parent_id: int) -> None:
-        member = self._members.get(parent_id)
-        if member is not None:
-            member.children += 1
-
     def migrate(self, rng: np.random.Generator, rate: float, elitism: bool) -> list[Migration]:
         """Move ``max(1, rate * size)`` programs off each island to a random other island."""
         if self.num_islands < 2 or rate <= 0:

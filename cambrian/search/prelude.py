@@ -8,13 +8,13 @@ from collections.abc import Callable
 
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.core.hooks import LoopHook
+from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.mutate.first_program import FirstProgramError, FirstProgramWriter
 from cambrian.search.commit import Committer
-from cambrian.search.context import RunContext
+from cambrian.search.context import RunAborted, RunContext
 from cambrian.search.evaluations import evaluate_once
-from cambrian.search.proposals import RunAborted
 from cambrian.store.rows import NewCandidate
 
 
@@ -44,7 +44,7 @@ class FirstProgramHook(LoopHook):
         try:
             program = await writer.write(self.brief(), evaluate)
         except FirstProgramError as exc:
-            raise RunAborted(str(exc)) from None
+            raise RunAborted(str(exc), RunOutcome.NOTHING_EVALUATED) from None
         candidate_id = ctx.recorder.add_candidate(NewCandidate(
             generation=0, island=0, parent_id=None, operator="init",
             status=CandidateStatus.PENDING, language=ctx.task.language.name,

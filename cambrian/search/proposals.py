@@ -10,16 +10,12 @@ from dataclasses import replace
 
 from cambrian.core.events import ProposalFailed
 from cambrian.core.hooks import LoopHook, SlotContext
-from cambrian.core.outcomes import ProposalOutcome
+from cambrian.core.outcomes import ProposalOutcome, RunOutcome
 from cambrian.llm.ensemble import Arm, Ensemble
 from cambrian.mutate.proposer import Proposer
 from cambrian.search.archive import Archive
-from cambrian.search.context import Progress, RunContext
+from cambrian.search.context import Progress, RunAborted, RunContext
 from cambrian.search.requests import RequestBuilder
-
-
-class RunAborted(RuntimeError):
-    """The run cannot continue (e.g. the LLM rejects every request); the store stays valid."""
 
 
 class ProposalSlots:
@@ -80,7 +76,8 @@ class ProposalSlots:
             result = await self.proposer.propose(request, arm)
             ctx.counters.note_errors(result.errors)
             if result.outcome is ProposalOutcome.FATAL:
-                raise RunAborted(f"model '{arm.model.label}': {result.errors[-1]}")
+                raise RunAborted(f"model '{arm.model.label}': {result.errors[-1]}",
+                                 RunOutcome.LLM_UNREACHABLE)
             if result.outcome is ProposalOutcome.BUDGET:
                 return None
             if result.outcome is ProposalOutcome.CHILD:

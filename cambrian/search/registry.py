@@ -18,14 +18,14 @@ imported before the run starts.
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from cambrian.config import ConfigError
+from cambrian.config import ConfigError, DatabaseConfig
+from cambrian.core.registry import Registry
 from cambrian.core.plugins import load_plugins
 from cambrian.search.algorithm import Selector, SelectorContext
 
@@ -39,38 +39,42 @@ class AlgorithmSpec:
     # Optional loop hooks (LLM-driven parts of an algorithm): called as
     # hooks(selector, services, options) -> cambrian.search.hooks.AlgorithmHooks.
     hooks: Callable[..., Any] | None = None
+    # The ``database.*`` settings it reads besides ``num_islands`` (the shared archive section
+    # is shinka's); setting another one for this algorithm is an error, not silently ignored.
+    database_keys: frozenset[str] = frozenset()
 
 
-_REGISTRY: dict[str, AlgorithmSpec] = {}
-_BUILTINS_LOADED = False
+ALGORITHMS: Registry[AlgorithmSpec] = Registry(
+    "search algorithm", builtins=("cambrian.search.algorithms",),
+    hint=" A plugin module listed under search.plugins can register more.")
 
 
 def register_algorithm(spec: AlgorithmSpec) -> AlgorithmSpec:
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def _load_builtins() -> None:
-    global _BUILTINS_LOADED
-    if not _BUILTINS_LOADED:
-        importlib.import_module("cambrian.search.algorithms")
-        _BUILTINS_LOADED = True
+    return ALGORITHMS.register(spec.name, spec)
 
 
 def algorithm_names() -> list[str]:
-    _load_builtins()
-    return sorted(_REGISTRY)
+    return ALGORITHMS.names()
 
 
 def get_algorithm(name: str) -> AlgorithmSpec:
-    _load_builtins()
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=1, cutoff=0.4)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
+    return ALGORITHMS.get(name)
+
+
+def check_database_keys(spec: AlgorithmSpec, database: DatabaseConfig) -> None:
+    """A ``database.*`` setting the chosen algorithm does not read (changed from its default)
+    is an error naming the algorithms that do."""
+    defaults = DatabaseConfig()
+    changed = {key for key in DatabaseConfig.model_fields
+               if getattr(database, key) != getattr(defaults, key)} - {"num_islands"}
+    unused = sorted(changed - spec.database_keys)
+    if unused:
+        readers = sorted(a.name for a in ALGORITHMS if set(unused) <= a.database_keys)
+        by = f"only {', '.join(readers)} read" if readers else "no algorithm reads"
         raise ConfigError(
-            f"unknown search algorithm '{name}'{hint} Available: {', '.join(sorted(_REGISTRY))}"
-        )
-    return _REGISTRY[name]
+            f"database.{unused[0]}{' (and ' + ', '.join(unused[1:]) + ')' if unused[1:] else ''} "
+            f"has no effect with search algorithm '{spec.name}' ({by} it); remove it, or set "
+            "search.options of this algorithm instead")
 
 
 def validate_options(spec: AlgorithmSpec, options: dict[str, Any]) -> BaseModel:
@@ -95,6 +99,7 @@ def make_selector(config: Any, initial_id: int = 1) -> Selector:
     """The selector of ``config.search.algorithm`` with its validated options."""
     load_plugins(config.search.plugins)
     spec = get_algorithm(config.search.algorithm)
+    check_database_keys(spec, config.database)
     options = validate_options(spec, config.search.options)
     context = SelectorContext(
         initial_id=initial_id, num_islands=config.database.num_islands,

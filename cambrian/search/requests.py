@@ -84,7 +84,7 @@ class RequestBuilder:
         preamble, prompt_tags = self._system_prompt()
         lineage, lineage_tags = lineage_history_note(
             self.store, request.parent.id, self.config.prompt.history_programs,
-            self.objective.maximize)
+            self.objective)
         history, history_tags = deletion_history_note(  # last: the first note a tight prompt drops
             self.store, self.config.trace_feedback, request.parent.id)
         return replace(request, notes=guidance + failure + request.notes + lineage + history,

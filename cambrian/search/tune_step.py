@@ -38,6 +38,7 @@ from cambrian.config import TraceFeedbackConfig
 from cambrian.core.evaluation import EvaluationResult, score_of
 from cambrian.core.events import TuneStepped
 from cambrian.core.hooks import DirectChild, LoopHook, SlotContext, SlotTaken
+from cambrian.core.objective import Objective
 from cambrian.search.algorithm import ProgramRecord
 from cambrian.store.recorder import Recorder
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
@@ -69,7 +70,7 @@ class TuneOperator(LoopHook):
     name = "tune"
 
     def __init__(self, settings: TraceFeedbackConfig, recorder: Recorder, evaluate: Evaluate, *,
-                 language: str, maximize: bool, seed: int, work_root: Path,
+                 language: str, objective: Objective, seed: int, work_root: Path,
                  stop: Callable[[], str | None] = lambda: None,
                  record_child: RecordChild | None = None) -> None:
         """``evaluate(source, work_dir)`` runs one trial in a scratch folder it removes;
@@ -80,7 +81,7 @@ class TuneOperator(LoopHook):
         self.store = recorder.store
         self.evaluate = evaluate
         self.language = language
-        self.maximize = maximize
+        self.objective = objective
         self.seed = seed
         self.work_root = work_root
         self.stop = stop
@@ -170,7 +171,7 @@ class TuneOperator(LoopHook):
             if allowance is not None:  # one evaluation goes to the program at its defaults
                 budget = min(budget, allowance - 1)
             result = await tune_program(
-                row.source, self.language, score, maximize=self.maximize, budget=budget,
+                row.source, self.language, score, objective=self.objective, budget=budget,
                 rng_seed=self.seed * 1_000_003 + parent.id, original_score=row.score,
                 initial_random=1, local_first=True)
         except _Stopped:
@@ -194,7 +195,7 @@ class TuneOperator(LoopHook):
         if result is None:
             result = TuningResult(best_source="", best_score=None, best_values={}, knobs=[],
                                   history=[], original_score=parent_score,
-                                  maximize=self.maximize)
+                                  objective=self.objective)
         return {
             "parent_id": parent_id, "evaluated": evaluated, "trials": trials,
             "parent_score": parent_score,

@@ -57,6 +57,12 @@ class Contexts:
             sql, params = sql + " WHERE purpose=?", (purpose,)
         return [_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
 
+    def recent(self, count: int) -> list[ContextRow]:
+        """The last ``count`` calls, oldest first."""
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM contexts ORDER BY id DESC LIMIT ?",
+                                (count,)).fetchall()
+        return [_row(r) for r in reversed(rows)]
+
     def last_id(self, purpose: str) -> int | None:
         value = self._db.one("SELECT MAX(id) FROM contexts WHERE purpose=?", (purpose,))
         return int(value) if value is not None else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.store.codec import loads
 from cambrian.store.database import Database
@@ -61,6 +62,18 @@ class RefusedCandidate:
     created_at: float
 
 
+@dataclass(frozen=True)
+class FailureRow:
+    """A candidate that failed or was refused, with what its classification needs."""
+
+    candidate_id: int
+    status: CandidateStatus
+    error: str
+    notes: dict[str, object]
+    evaluation_status: str | None  # its last evaluation's status (incorrect ones)
+    verdict: str | None  # a judged task's overall verdict (CE, TLE...)
+
+
 class Views:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -91,15 +104,27 @@ class Views:
             "('incorrect', 'patch_failed', 'rejected', 'screened', 'duplicate') ORDER BY id",
             (max_chars,))]
 
+    def failure_rows(self, max_chars: int = 2000) -> list[FailureRow]:
+        """Every failed or refused candidate, oldest first, with its last evaluation's status
+        and verdict."""
+        rows = self._db.execute(
+            "SELECT c.id, c.status, substr(c.error, 1, ?), c.notes_json, e.status, "
+            "json_extract(e.extra_json, '$.verdict') FROM candidates c LEFT JOIN evaluations e "
+            "ON e.id = (SELECT MAX(id) FROM evaluations WHERE candidate_id = c.id) "
+            "WHERE c.status IN ('incorrect', 'patch_failed', 'rejected', 'duplicate') "
+            "ORDER BY c.id", (max_chars,))
+        return [FailureRow(int(i), CandidateStatus(s), e or "", loads(n, {}), es, v)
+                for i, s, e, n, es, v in rows]
+
     def evaluation_statuses(self) -> dict[str, int]:
         """Main evaluation rows per evaluation status (ok, incorrect, timeout, crashed...)."""
         return {str(s): int(n) for s, n in self._db.execute(
             "SELECT status, COUNT(*) FROM evaluations WHERE stage='main' GROUP BY status")}
 
-    def model_outcomes(self, maximize: bool) -> list[ModelOutcomes]:
+    def model_outcomes(self, objective: Objective) -> list[ModelOutcomes]:
         """Per model, its children (not the initial program): programs yielded, evaluated,
         correct, and correct ones scoring better than their scored parent."""
-        better = ">" if maximize else "<"
+        better = ">" if objective.maximize else "<"
         rows = self._db.execute(
             "SELECT c.model, SUM(c.source IS NOT NULL), "
             f"SUM(c.status IN {_EVALUATED_SQL}), SUM(c.status = 'correct'), "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.config import ConfigError, RunConfig, read_config_file
-from cambrian.evaluate.contracts import detect_contract
+from cambrian.task.contracts import detect_contract
 from cambrian.lang.languages import Language, language_by_name, language_for_path
 from cambrian.task.blocks import BlockError, parse_regions
 

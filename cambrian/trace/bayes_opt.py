@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cambrian.core.objective import Objective
+
 RANDOM_CANDIDATES = 2048
 LOCAL_CANDIDATES = 256
 LOCAL_STEP = 0.1  # relative size of one local step (integers move by at least 1)
@@ -57,12 +59,12 @@ class Dimension:
 
 
 class GaussianProcessSearch:
-    def __init__(self, dimensions: list[Dimension], *, maximize: bool, rng_seed: int,
+    def __init__(self, dimensions: list[Dimension], *, objective: Objective, rng_seed: int,
                  initial_random: int = 8, start: list[list[float]] | None = None) -> None:
         if not dimensions:
             raise ValueError("nothing to search: no dimensions")
         self.dimensions = dimensions
-        self.maximize = maximize
+        self.objective = objective
         self.initial_random = initial_random
         self._start = list(start or [])
         self.last_phase = ""  # where the last asked point came from: "start", "random" or "gp"
@@ -120,7 +122,7 @@ class GaussianProcessSearch:
         """Scores as a quantity to maximise, failures imputed with the worst success, and the
         lower tail clipped at the 20th percentile: a few disastrous points would otherwise
         flatten the surrogate everywhere that matters."""
-        signed = [None if s is None else (s if self.maximize else -s) for s in self._scores]
+        signed = [self.objective.fitness(s) for s in self._scores]
         worst = min(v for v in signed if v is not None)
         targets = np.array([worst if v is None else v for v in signed])
         return np.maximum(targets, np.quantile(targets, 0.2))

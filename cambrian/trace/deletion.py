@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from cambrian.core.objective import MAXIMIZE, MINIMIZE, Objective
 from cambrian.lang.lines import is_comment_only, language_named, normalised_lines
 from cambrian.store.store import Store
 from cambrian.trace import cycling
@@ -44,7 +45,7 @@ def reintroduction_share(parent_source: str, child_source: str, deleted: set[str
     return cycling.reintroduction_share(parent_source, child_source, deleted)
 
 
-def _effect(parent: Ancestor, child: Ancestor, maximize: bool) -> str:
+def _effect(parent: Ancestor, child: Ancestor, objective: Objective) -> str:
     def shown(program: Ancestor) -> str:
         return f"{program.score:.6g}" if program.correct and program.score is not None \
             else "failed"
@@ -56,7 +57,7 @@ def _effect(parent: Ancestor, child: Ancestor, maximize: bool) -> str:
     elif child.score == parent.score:
         verdict = "no change"
     else:
-        verdict = "better" if (child.score > parent.score) == maximize else "worse"
+        verdict = "better" if objective.better(child.score, parent.score) else "worse"
     return f"{shown(parent)} -> {shown(child)}, {verdict}"
 
 
@@ -68,7 +69,8 @@ def deletion_history_text(store: Store, candidate_id: int | str, *,
 
     ``as_note``: the same content as one item of a prompt's bulleted notes (a lead sentence and
     indented sub-items) instead of a section with its own heading."""
-    _, language, maximize = run_facts(store)
+    _, language, maximizes = run_facts(store)
+    objective = MAXIMIZE if maximizes else MINIMIZE
     chain = ancestry(store, candidate_id)
     own = sources(store, {chain[0].id}).get(chain[0].id) if chain else None
     if own is None:
@@ -82,7 +84,7 @@ def deletion_history_text(store: Store, candidate_id: int | str, *,
             if line in entries:
                 entries[line] = (entries[line][0], entries[line][1] + 1)
             else:
-                effect = _effect(edit.parent, edit.child, maximize)
+                effect = _effect(edit.parent, edit.child, objective)
                 entries[line] = (f"removed by program {edit.child.id} ({effect})", 1)
     if not entries:
         return ""

@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Candidate statuses (Cambrian's vocabulary; importers map foreign states onto it).
-# "screened": stopped at a tiered evaluation's quick stage, with no full-set score.
-STATUSES = ("pending", "correct", "incorrect", "screened", "patch_failed", "rejected",
-            "duplicate")
-EVALUATED_STATUSES = ("correct", "incorrect", "screened")
+from cambrian.core.objective import MAXIMIZE, MINIMIZE, Objective
+from cambrian.core.status import ALL_STATUSES, EVALUATED
+
+# Candidate statuses: Cambrian's one vocabulary (cambrian/core/status.py); importers map
+# foreign states onto it.
+STATUSES: tuple[str, ...] = tuple(status.value for status in ALL_STATUSES)
+EVALUATED_STATUSES: tuple[str, ...] = tuple(status.value for status in ALL_STATUSES
+                                            if status in EVALUATED)
 
 
 def sha256_text(text: str) -> str:
@@ -141,8 +144,8 @@ class Trace:
     # ------------------------------------------------------------------ lookups
 
     @property
-    def maximize(self) -> bool:
-        return self.run.direction != "minimize"
+    def objective(self) -> Objective:
+        return MINIMIZE if self.run.direction == "minimize" else MAXIMIZE
 
     def candidate(self, candidate_id: str | int) -> CandidateRecord:
         return self._by_id[str(candidate_id)]
@@ -160,9 +163,6 @@ class Trace:
     def source_of(self, candidate_id: str | int) -> str | None:
         candidate = self._by_id.get(str(candidate_id))
         return candidate.source if candidate else None
-
-    def iteration_of(self, candidate_id: str | int) -> int:
-        return self._by_id[str(candidate_id)].iteration
 
     def ancestors(self, candidate_id: str | int) -> list[str]:
         """Parent, grandparent, ... up to the root (stops on a malformed cycle)."""
@@ -184,7 +184,7 @@ class Trace:
         return [c for c in self.in_time_order() if c.evaluated]
 
     def better(self, a: float, b: float) -> bool:
-        return a > b if self.maximize else a < b
+        return self.objective.better(a, b)
 
     def best(self) -> CandidateRecord | None:
         """The final best correct program; the earliest one on ties."""
@@ -209,18 +209,3 @@ class Trace:
         for candidate in self.candidates:
             counts[candidate.status] = counts.get(candidate.status, 0) + 1
         return counts
-
-
-def load_trace(path: str | Path) -> Trace:
-    """Read a trace from any supported location, detected by file markers:
-
-    - a Cambrian run directory (``run.sqlite``) or the ``run.sqlite`` file itself;
-    - an exported EvoTrace folder (``meta.json`` + ``candidates.jsonl``);
-    - a ShinkaEvolve results folder (``programs.sqlite``) or that file;
-    - an OpenEvolve checkpoint (``checkpoint_N/`` with ``programs/*.json``), or an output folder
-      holding ``checkpoint_*`` directories (the latest one is read).
-    """
-    from cambrian.trace.importers import detect_format, read_any
-
-    target = Path(path)
-    return read_any(target, detect_format(target))

@@ -17,7 +17,8 @@ from cambrian.trace import report_figures as figures
 from cambrian.trace.cycling import CyclingReport, ScopeSummary, analyse_cycling
 from cambrian.trace.extras import EXTRAS_DIR, TAXONOMY_FILE, TUNING_FILE
 from cambrian.trace.extras import extras_dir as default_extras_dir
-from cambrian.trace.model import Trace, load_trace
+from cambrian.trace.model import Trace
+from cambrian.trace.loading import load_trace
 from cambrian.trace.static import StaticReport, analyse_static
 
 _STYLE = """

@@ -12,6 +12,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
+from cambrian.core.objective import MAXIMIZE, MINIMIZE
 from cambrian.trace.cycling import CyclingReport
 from cambrian.trace.model import Trace
 from cambrian.trace.static import StaticReport
@@ -195,10 +196,10 @@ def tuning_figure(tuning: dict[str, Any]) -> bytes:
     if points:
         axes.plot(*zip(*points), marker=".", linestyle="none", color=CORRECT_COLOUR,
                   label="tuning evaluations")
-        maximize = tuning.get("direction") != "minimize"
+        objective = MINIMIZE if tuning.get("direction") == "minimize" else MAXIMIZE
         running: list[tuple[int, float]] = []
         for index, value in points:
-            if not running or (value > running[-1][1] if maximize else value < running[-1][1]):
+            if not running or objective.better(value, running[-1][1]):
                 running.append((index, value))
             else:
                 running.append((index, running[-1][1]))

@@ -13,6 +13,7 @@ from typing import Any, Self
 
 from cambrian.config import RunConfig, build_config
 from cambrian.core.evaluation import EvaluationResult, score_of
+from cambrian.core.objective import Objective
 from cambrian.evaluate.factory import build_evaluator
 from cambrian.store.store import Store
 from cambrian.task.folder import Task, load_task
@@ -37,8 +38,8 @@ class RunEvaluator:
             raise
 
     @property
-    def maximize(self) -> bool:
-        return self.task.direction == "maximize"
+    def objective(self) -> Objective:
+        return Objective.of(self.task.direction)
 
     @property
     def language(self) -> str:

@@ -19,12 +19,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cambrian.core.objective import Objective
 from cambrian.llm.base import LLMProvider
 from cambrian.task.knobs import Knob, find_knobs
 from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings
 from cambrian.trace.extras import TUNING_FILE, extras_dir, write_json
 from cambrian.trace.knob_llm import propose_knobs
-from cambrian.trace.model import load_trace
+from cambrian.trace.loading import load_trace
 from cambrian.trace.param_rewrite import parameterise, substitute
 from cambrian.trace.run_evaluation import RunEvaluator
 
@@ -50,7 +51,7 @@ class TuningResult:
     knobs: list[Knob]
     history: list[TuningStep]
     original_score: float | None
-    maximize: bool
+    objective: Objective
     default_score: float | None = None  # the rewritten program at the defaults
     defaults_match: bool | None = None  # None when there was nothing to check
     parameterised_source: str = ""  # PARAMS / #define form, at the best values
@@ -59,20 +60,15 @@ class TuningResult:
 
     @property
     def improved(self) -> bool:
-        if self.best_score is None:
-            return False
-        if self.original_score is None:
-            return True
-        return _better(self.best_score, self.original_score, self.maximize)
+        return self.objective.better(self.best_score, self.original_score)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # Serialised as before: a "maximize" flag where the objective sits.
+        data = {("maximize" if key == "objective" else key): value
+                for key, value in asdict(self).items()}
+        data["maximize"] = self.objective.maximize
         data["improved"] = self.improved
         return data
-
-
-def _better(a: float, b: float, maximize: bool) -> bool:
-    return a > b if maximize else a < b
 
 
 def _same_score(a: float | None, b: float | None) -> bool:
@@ -86,7 +82,7 @@ async def tune_program(
     language: str,
     evaluate: Evaluate,
     *,
-    maximize: bool,
+    objective: Objective,
     budget: int = DEFAULT_BUDGET,
     rng_seed: int = 0,
     knobs: Sequence[Knob] | None = None,
@@ -103,7 +99,7 @@ async def tune_program(
         original_score = await evaluate(source)
     result = TuningResult(best_source=source, best_score=original_score, best_values={},
                           knobs=[], history=[], original_score=original_score,
-                          maximize=maximize, parameterised_source=source)
+                          objective=objective, parameterised_source=source)
     if not chosen:
         result.stopped = "no tunable knobs"
         return result
@@ -130,7 +126,7 @@ async def tune_program(
     dimensions = [Dimension(k.low, k.high, k.scale, k.kind == "int") for k in program.knobs]
     start = (local_rings(dimensions, [defaults[n] for n in names])[
         :max(0, budget - min(initial_random, budget) - 1)] if local_first else [])
-    search = GaussianProcessSearch(dimensions, maximize=maximize, rng_seed=rng_seed,
+    search = GaussianProcessSearch(dimensions, objective=objective, rng_seed=rng_seed,
                                    initial_random=min(initial_random, budget), start=start)
     search.tell([defaults[n] for n in names], result.default_score)
     for index in range(1, budget + 1):
@@ -143,11 +139,10 @@ async def tune_program(
 
     best = None
     for step in result.history[1:]:
-        if step.score is not None and (best is None or _better(step.score, best.score, maximize)):
+        if objective.better(step.score, best.score if best is not None else None):
             best = step
     reference = original_score if original_score is not None else result.default_score
-    if best is not None and best.score is not None and (
-            reference is None or _better(best.score, reference, maximize)):
+    if best is not None and objective.better(best.score, reference):
         result.best_score, result.best_values = best.score, dict(best.values)
         result.best_source = substitute(source, language, program.knobs, best.values)
         result.parameterised_source = program.render(best.values)
@@ -187,7 +182,7 @@ async def tune_run(run_dir: str | Path, *, candidate_id: str | None = None,
                 knob_source = ("deterministic (the LLM proposed no usable knob"
                                + (f": {proposals.error}" if proposals.error else "") + ")")
         result = await tune_program(
-            target.source, evaluator.language, evaluator.score, maximize=evaluator.maximize,
+            target.source, evaluator.language, evaluator.score, objective=evaluator.objective,
             budget=budget, rng_seed=rng_seed, knobs=knobs,
             original_score=target.score if target.status == "correct" else None)
     document = {
@@ -196,11 +191,11 @@ async def tune_run(run_dir: str | Path, *, candidate_id: str | None = None,
         "tuned_score": result.best_score,
         "run_best": run_best.score if run_best else None,
         "run_best_id": run_best.id if run_best else None,
-        "direction": "maximize" if result.maximize else "minimize",
+        "direction": result.objective.direction,
         "improved": result.improved,
         "reaches_run_best": (result.best_score is not None and run_best is not None
                              and run_best.score is not None
-                             and not _better(run_best.score, result.best_score, result.maximize)),
+                             and not result.objective.better(run_best.score, result.best_score)),
         "curve": [step.score for step in result.history],
         "default_score": result.default_score,
         "defaults_match": result.defaults_match,

@@ -186,7 +186,7 @@ def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
 
 
 def model_lines(store: Store, objective: Objective) -> list[ModelLine]:
-    outcomes = {m.model: m for m in store.views.model_outcomes(objective.maximize)}
+    outcomes = {m.model: m for m in store.views.model_outcomes(objective)}
     mutation = store.contexts.count_by_model("mutation")
     lines = []
     for entry in store.contexts.ledger():

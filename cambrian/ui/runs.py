@@ -116,7 +116,7 @@ class RunCatalog:
         target = self.cache_dir / f"{_slug(ref.name)}-{digest}"
         with self._lock:  # one import at a time, never two of the same trace
             if not (target / STORE_FILENAME).exists():
-                from cambrian.trace.importers.to_store import import_to_store
+                from cambrian.trace.to_store import import_to_store
 
                 target.parent.mkdir(parents=True, exist_ok=True)
                 import_to_store(ref.path, target)

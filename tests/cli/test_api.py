@@ -11,6 +11,7 @@ from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 import cambrian
 from cambrian.api import NoCorrectProgram, RunExists
+from cambrian.search.engine import RunAborted
 
 
 def test_evolve_runs_a_task_end_to_end(tmp_path: Path):
@@ -48,9 +49,10 @@ def test_best_and_status_errors(tmp_path: Path):
         cambrian.run_status(tmp_path / "missing")
     task = write_counter_task(tmp_path / "task", limit=0)  # even the initial program fails
     with ScriptedLLM(lambda messages, index: "nothing useful") as llm:
-        cambrian.evolve(task, run_dir=tmp_path / "run", overrides=[
-            "llm.models=[" + json.dumps(llm.model_config()) + "]", "evolution.generations=0",
-            "novelty.enabled=false", "meta.enabled=false"])
+        with pytest.raises(RunAborted, match="initial program does not pass"):
+            cambrian.evolve(task, run_dir=tmp_path / "run", overrides=[
+                "llm.models=[" + json.dumps(llm.model_config()) + "]", "evolution.generations=0",
+                "novelty.enabled=false", "meta.enabled=false"])
     with pytest.raises(NoCorrectProgram):
         cambrian.best(tmp_path / "run")
 

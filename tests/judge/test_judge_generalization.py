@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from cambrian.api import start
 from cambrian.config.judge import expand_seeds, parse_judge_config, resolve_judge_task
 from cambrian.core.evaluation import EvaluationResult
+from cambrian.core.objective import MAXIMIZE, MINIMIZE
 from cambrian.cli.judge import register
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.evaluate.judge.generalization import best_so_far_chain, generalization_report
@@ -124,9 +125,9 @@ def test_chain_skips_candidates_that_did_not_improve(example_run, tmp_path: Path
                                     status="pending", language="cpp", source="// worse\n")
         store.evaluations.add(worse, EvaluationResult(status="ok", combined_score=1.0))
         store.candidates.update(worse, status="correct", score=1.0)
-        chain = [row.id for row in best_so_far_chain(store, maximize=True)]
+        chain = [row.id for row in best_so_far_chain(store, MAXIMIZE)]
         assert chain == [ids["baseline"], ids["genuine"], ids["overfit"]]
-        assert [row.id for row in best_so_far_chain(store, maximize=False)] == [ids["baseline"],
+        assert [row.id for row in best_so_far_chain(store, MINIMIZE)] == [ids["baseline"],
                                                                                 worse]
     finally:
         store.close()

@@ -12,6 +12,7 @@ from scripted_server import Reply, ScriptedServer
 from support.store_queries import add_candidate, sql
 
 from cambrian.core.evaluation import EvaluationResult
+from cambrian.core.objective import MAXIMIZE, MINIMIZE, Objective
 from cambrian.evaluate.judge.factory import build_task_evaluator
 from cambrian.evaluate.judge.tiers import (
     TieredEvaluator,
@@ -30,33 +31,33 @@ def fraction_program(numerator: int, denominator: int) -> str:
 
 def test_quick_threshold_is_scale_free_and_direction_aware():
     # maximize: at least 90% of the best
-    assert passes_quick(90.0, 100.0, 0.9, maximize=True)
-    assert not passes_quick(89.0, 100.0, 0.9, maximize=True)
-    assert passes_quick(90e6, 100e6, 0.9, maximize=True)  # same decision at any scale
+    assert passes_quick(90.0, 100.0, 0.9, MAXIMIZE)
+    assert not passes_quick(89.0, 100.0, 0.9, MAXIMIZE)
+    assert passes_quick(90e6, 100e6, 0.9, MAXIMIZE)  # same decision at any scale
     # minimize: at most 10% above the best
-    assert passes_quick(110.0, 100.0, 0.9, maximize=False)
-    assert not passes_quick(111.0, 100.0, 0.9, maximize=False)
+    assert passes_quick(110.0, 100.0, 0.9, MINIMIZE)
+    assert not passes_quick(111.0, 100.0, 0.9, MINIMIZE)
     # negative scores: measured against |best|
-    assert passes_quick(-105.0, -100.0, 0.9, maximize=True)
-    assert not passes_quick(-115.0, -100.0, 0.9, maximize=True)
+    assert passes_quick(-105.0, -100.0, 0.9, MAXIMIZE)
+    assert not passes_quick(-115.0, -100.0, 0.9, MAXIMIZE)
     # no best yet: always promoted; better than the best: always promoted
-    assert passes_quick(1.0, None, 0.9, maximize=True)
-    assert relative_shortfall(120.0, 100.0, maximize=True) == 0.0
-    assert math.isinf(relative_shortfall(-1.0, 0.0, maximize=True))
+    assert passes_quick(1.0, None, 0.9, MAXIMIZE)
+    assert relative_shortfall(120.0, 100.0, MAXIMIZE) == 0.0
+    assert math.isinf(relative_shortfall(-1.0, 0.0, MAXIMIZE))
 
 
 class Run:
     """A run store fed like the engine would: one row per stage, then the final result."""
 
-    def __init__(self, path: Path, maximize: bool = True) -> None:
+    def __init__(self, path: Path, objective: Objective = MAXIMIZE) -> None:
         self.store = Store.open(path, create=True)
-        self.maximize = maximize
+        self.objective = objective
         self.store.runs.create(run_id="tiers", task_name="reach", task_dir=str(path),
-                              direction="maximize" if maximize else "minimize",
+                              direction=objective.direction,
                               language="python", config={}, seed=0, code_version="test")
 
     def best_reference(self):
-        return reference_from_store(self.store, self.maximize)
+        return reference_from_store(self.store, self.objective)
 
     def record(self, source: str, result: EvaluationResult) -> int:
         with self.store.transaction():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cambrian.config import ConfigError, MutationConfig, MutationIntentName, build_config
+from cambrian.core.objective import MAXIMIZE, MINIMIZE
 from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import TASK_INTENT
 from cambrian.mutate.schedule import MutationSchedule, improved_on_parent
@@ -109,11 +110,11 @@ def _row(status: str, score: float | None) -> CandidateRow:
 
 
 def test_improvement_means_a_correct_child_beating_its_parent():
-    assert improved_on_parent(_row("correct", 3.0), 2.0, maximize=True)
-    assert not improved_on_parent(_row("correct", 2.0), 2.0, maximize=True)
-    assert improved_on_parent(_row("correct", 1.0), 2.0, maximize=False)
-    assert not improved_on_parent(_row("incorrect", None), 2.0, maximize=True)
-    assert improved_on_parent(_row("correct", 0.0), None, maximize=True)  # a failing parent
+    assert improved_on_parent(_row("correct", 3.0), 2.0, objective=MAXIMIZE)
+    assert not improved_on_parent(_row("correct", 2.0), 2.0, objective=MAXIMIZE)
+    assert improved_on_parent(_row("correct", 1.0), 2.0, objective=MINIMIZE)
+    assert not improved_on_parent(_row("incorrect", None), 2.0, objective=MAXIMIZE)
+    assert improved_on_parent(_row("correct", 0.0), None, objective=MAXIMIZE)  # a failing parent
 
 
 def test_config_is_validated():

@@ -11,7 +11,7 @@ import pytest
 
 from cambrian.lang.definitions import supports_functions
 from cambrian.lang.languages import LANGUAGES, PYTHON, Language
-from cambrian.mutate.format_examples import format_example
+from support.format_examples import format_example
 from cambrian.mutate.grammars import format_instructions, grammar_for, line_avoiding
 from cambrian.mutate.patches import apply_reply
 

@@ -132,7 +132,8 @@ def test_failing_initial_program_triggers_fix_prompts(tmp_path: Path):
         return "Make it small\n```python\nVALUE = 7\n```\n"
 
     with ScriptedLLM(fixer) as llm:
-        summary, store = run(task, tmp_path / "run", overrides(llm, 2))
+        summary, store = run(task, tmp_path / "run",
+                             [*overrides(llm, 2), "evolution.repair_initial=true"])
         first_prompt = llm.requests[0][-1]["content"]
     assert "fails" in first_prompt and "exceeds the limit" in first_prompt
     assert store.candidates.get(1).status == "incorrect"

@@ -22,7 +22,7 @@ from cambrian.api import start
 from cambrian.config import ModelConfig
 from cambrian.cli.trace import register
 from cambrian.trace.llm_choice import provider_for
-from cambrian.trace.model import load_trace
+from cambrian.trace.loading import load_trace
 from cambrian.trace.replay import replay_run
 
 LIMIT = 50

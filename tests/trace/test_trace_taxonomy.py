@@ -20,7 +20,7 @@ from cambrian.cli.trace import register
 from cambrian.trace.edits import collect_edits, shorten, unified_diff
 from cambrian.trace.label_cache import LabelCache
 from cambrian.trace.llm_choice import judge_id, provider_for
-from cambrian.trace.model import load_trace
+from cambrian.trace.loading import load_trace
 from cambrian.trace.taxonomy import (
     LABELS,
     SYSTEM_PROMPT,

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from cambrian.api import start
 from cambrian.config import ModelConfig
+from cambrian.core.objective import MAXIMIZE
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.task.knobs import Knob, enforce_rules, find_knobs, literal_sites
@@ -145,7 +146,7 @@ def test_gaussian_process_search_improves_on_random_sampling():
         return -((point[0] - 0.3) ** 2) - (point[1] / 40 - 0.5) ** 2
 
     search = GaussianProcessSearch([Dimension(0.0, 1.0), Dimension(1, 80, "log", True)],
-                                   maximize=True, rng_seed=3, initial_random=6)
+                                   objective=MAXIMIZE, rng_seed=3, initial_random=6)
     seen: list[tuple[float, ...]] = []
     scores = []
     for _ in range(20):
@@ -174,7 +175,7 @@ def test_local_steps_move_one_knob_at_a_time_inside_its_interval():
 
 
 def test_search_asks_its_start_points_first_and_never_twice():
-    search = GaussianProcessSearch([Dimension(0.0, 1.0)], maximize=True, rng_seed=0,
+    search = GaussianProcessSearch([Dimension(0.0, 1.0)], objective=MAXIMIZE, rng_seed=0,
                                    initial_random=2, start=[[0.5], [0.25], [0.5]])
     search.tell([0.25], 1.0)  # already evaluated: skipped
     assert search.ask() == [0.5]
@@ -195,12 +196,12 @@ def test_local_first_finds_a_gain_next_to_a_narrow_valid_region():
         scale = namespace["solve"]()
         return None if scale > 1.0 else scale
 
-    local = asyncio.run(tune_program(source, "python", evaluate, maximize=True, budget=6,
+    local = asyncio.run(tune_program(source, "python", evaluate, objective=MAXIMIZE, budget=6,
                                      rng_seed=0, initial_random=1, local_first=True))
     assert [s.phase for s in local.history] == ["defaults"] + ["local"] * 4 + ["random", "gp"]
     assert local.improved and local.best_score == pytest.approx(0.99)
     assert "scale = 0.99" in local.best_source and "margin = 0.01" in local.best_source
-    random_only = asyncio.run(tune_program(source, "python", evaluate, maximize=True, budget=6,
+    random_only = asyncio.run(tune_program(source, "python", evaluate, objective=MAXIMIZE, budget=6,
                                            rng_seed=0, initial_random=6))
     assert "local" not in [s.phase for s in random_only.history]
 
@@ -224,7 +225,7 @@ def test_one_knob_past_a_dip_is_reached_by_the_second_ring_with_trials_left_for_
         value = float(program.split(marker)[1].split("\n")[0].rstrip(";"))
         return scores.get(round(value, 6), 80.0)
 
-    result = asyncio.run(tune_program(source, "cpp", evaluate, maximize=True, budget=6,
+    result = asyncio.run(tune_program(source, "cpp", evaluate, objective=MAXIMIZE, budget=6,
                                       rng_seed=0, initial_random=1, local_first=True))
     assert [s.phase for s in result.history] == ["defaults"] + ["local"] * 4 + ["random", "gp"]
     assert result.best_score == 103.0 and "POWER = 0.75;" in result.best_source
@@ -244,7 +245,7 @@ def test_bayesian_optimisation_through_the_real_evaluator_beats_the_defaults(tmp
         calls.append(source)
         return await _score(evaluator, source)
 
-    result = asyncio.run(tune_program(TUNABLE_PROGRAM, "python", evaluate, maximize=True,
+    result = asyncio.run(tune_program(TUNABLE_PROGRAM, "python", evaluate, objective=MAXIMIZE,
                                       rng_seed=1, budget=16))
     assert [k.name for k in result.knobs] == ["step_size", "iterations"]
     assert len(calls) == 1 + 1 + 16  # original, rewritten at defaults, the search
@@ -264,13 +265,13 @@ def test_nothing_to_tune_and_a_broken_rewrite_stop_early():
         return 1.0
 
     plain = asyncio.run(tune_program("def run():\n    return 1\n", "python", constant,
-                                     maximize=True))
+                                     objective=MAXIMIZE))
     assert plain.stopped == "no tunable knobs" and plain.best_score == 1.0 and not plain.improved
 
     async def only_original(source: str) -> float | None:
         return 1.0 if "PARAMS" not in source else None
 
-    broken = asyncio.run(tune_program(TUNABLE_PROGRAM, "python", only_original, maximize=True))
+    broken = asyncio.run(tune_program(TUNABLE_PROGRAM, "python", only_original, objective=MAXIMIZE))
     assert broken.stopped == "the rewritten program fails at the default values"
     assert broken.best_source == TUNABLE_PROGRAM and len(broken.history) == 1
 

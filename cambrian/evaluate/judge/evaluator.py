@@ -90,7 +90,7 @@ class JudgedEvaluator:
             memory_limit_mb=task.config.memory_limit_mb,
             max_output_bytes=task.config.max_output_bytes,
         )
-        self.failed_case_score = task.config.resolved_failed_case_score(task.maximize)
+        self.failed_case_score = task.config.resolved_failed_case_score(task.objective)
         self._gate_by_loop: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, asyncio.Semaphore
         ] = weakref.WeakKeyDictionary()
@@ -220,7 +220,7 @@ class JudgedEvaluator:
             scores = [r.score if r.accepted and r.score is not None else self.failed_case_score
                       for r in results]
             combined = aggregate(scores, self.config.aggregation, self.config.std_penalty,
-                                 self.task.maximize)
+                                 self.task.objective)
         public: dict[str, float | int] = {
             "cases": len(results), "accepted": len(results) - len(failed),
             **score_statistics(results),
@@ -231,7 +231,7 @@ class JudgedEvaluator:
             public=public,
             text_feedback=feedback_text(
                 results, set_label=set_label, planned=planned, skipped=batch.skipped,
-                maximize=self.task.maximize, combined_score=combined,
+                objective=self.task.objective, combined_score=combined,
                 aggregation=self.config.aggregation,
             ),
             error=failure_error(results, set_label) if incorrect else "",

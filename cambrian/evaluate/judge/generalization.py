@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.config.judge import JudgeConfigError, parse_judge_config
+from cambrian.core.objective import Objective
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.store.rows import CandidateRow
 from cambrian.store.store import Store
@@ -55,17 +56,13 @@ class GeneralizationReport:
         return data
 
 
-def _gain(delta: float, maximize: bool) -> float:
-    return delta if maximize else -delta
-
-
 def _promoted(store: Store, candidate_id: int) -> bool:
     """False for candidates screened out at a tiered evaluation's quick stage."""
     result = store.evaluations.latest(candidate_id)
     return result is None or result.extra.get("promoted", True) is not False
 
 
-def best_so_far_chain(store: Store, maximize: bool) -> list[CandidateRow]:
+def best_so_far_chain(store: Store, objective: Objective) -> list[CandidateRow]:
     """Correct candidates that improved on the best public score, in evaluation order."""
     # A candidate's rows (one per stage, then "main") are committed together: its first row
     # dates the commit, as in Store.evaluated_in_commit_order.
@@ -75,7 +72,7 @@ def best_so_far_chain(store: Store, maximize: bool) -> list[CandidateRow]:
         row = store.candidates.get(candidate_id)
         if row.status != "correct" or row.score is None or row.source is None:
             continue
-        if best is not None and _gain(row.score - best, maximize) <= 0:
+        if best is not None and objective.gain(row.score, best) <= 0:
             continue
         if not _promoted(store, row.id):
             continue
@@ -90,7 +87,7 @@ def _step(
     private_score: float | None,
     private_status: str,
     private_error: str,
-    maximize: bool,
+    objective: Objective,
 ) -> GeneralizationStep:
     assert row.score is not None
     public_delta = private_delta = None
@@ -99,13 +96,13 @@ def _step(
         public_delta = row.score - previous.public_score
         if private_score is not None and previous.private_score is not None:
             private_delta = private_score - previous.private_score
-        public_gain = _gain(public_delta, maximize) > 0
+        public_gain = objective.gain(row.score, previous.public_score) > 0
         if private_score is None:  # passes every public case, fails a private one
             carried_over = False
         elif previous.private_score is None:  # fixed a private failure
             carried_over = True
         else:
-            carried_over = _gain(private_score - previous.private_score, maximize) > 0
+            carried_over = objective.gain(private_score, previous.private_score) > 0
         overfit = public_gain and not carried_over
     return GeneralizationStep(
         candidate_id=row.id, generation=row.generation, public_score=row.score,
@@ -134,14 +131,14 @@ async def generalization_report(
             )
         judge = parse_judge_config(judge_section)
         direction = judge.resolved_direction(info.direction)
-        maximize = direction == "maximize"
+        objective = Objective.of(direction)
         evaluator = build_judged_evaluator(
             Path(info.task_dir), judge, run_dir=run_dir, task_direction=direction
         )
         if not evaluator.task.private:
             raise JudgeConfigError("the judge section declares no private cases "
                                    "(private_seeds or private_cases)")
-        chain = best_so_far_chain(store, maximize)
+        chain = best_so_far_chain(store, objective)
     finally:
         store.close()
 
@@ -154,7 +151,7 @@ async def generalization_report(
             score = result.combined_score if result.correct else None
             error = "" if result.correct else str(result.private.get("error") or result.error)
             steps.append(_step(row, steps[-1] if steps else None, score, result.status, error,
-                               maximize))
+                               objective))
     finally:
         shutil.rmtree(work_root, ignore_errors=True)
     return GeneralizationReport(

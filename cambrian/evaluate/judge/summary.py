@@ -12,13 +12,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from cambrian.core.objective import Objective
 from cambrian.evaluate.judge.verdicts import CaseResult, Verdict
 
 WORST_CASES_SHOWN = 3
 MESSAGE_CHARS_SHOWN = 240
 
 
-def aggregate(scores: Sequence[float], method: str, std_penalty: float, maximize: bool) -> float:
+def aggregate(scores: Sequence[float], method: str, std_penalty: float,
+              objective: Objective) -> float:
     if not scores:
         raise ValueError("cannot aggregate an empty list of scores")
     mean = statistics.fmean(scores)
@@ -26,7 +28,8 @@ def aggregate(scores: Sequence[float], method: str, std_penalty: float, maximize
         return mean
     if method == "mean_minus_std":
         spread = statistics.pstdev(scores) if len(scores) > 1 else 0.0
-        return mean - std_penalty * spread if maximize else mean + std_penalty * spread
+        # The penalty lowers the fitness: the score moves towards worse in either direction.
+        return objective.score(objective.fitness(mean) - std_penalty * spread)
     raise ValueError(f"unknown aggregation {method!r} (mean, mean_minus_std)")
 
 
@@ -47,12 +50,12 @@ def score_statistics(results: Sequence[CaseResult]) -> dict[str, float]:
     }
 
 
-def worst_cases(results: Sequence[CaseResult], maximize: bool) -> list[CaseResult]:
+def worst_cases(results: Sequence[CaseResult], objective: Objective) -> list[CaseResult]:
     """Failed cases first (in case order), then the lowest-scoring accepted ones."""
     failed = [r for r in results if not r.accepted]
     accepted = sorted(
         (r for r in results if r.accepted),
-        key=lambda r: (r.score if maximize else -(r.score or 0.0)),
+        key=lambda r: objective.fitness(r.score or 0.0),
     )
     return (failed + accepted)[:WORST_CASES_SHOWN]
 
@@ -76,7 +79,7 @@ def feedback_text(
     set_label: str,
     planned: int,
     skipped: int,
-    maximize: bool,
+    objective: Objective,
     combined_score: float | None,
     aggregation: str,
 ) -> str:
@@ -95,7 +98,7 @@ def feedback_text(
         )
     if combined_score is not None:
         lines.append(f"Aggregate ({aggregation}): {combined_score:.6g}.")
-    worst = worst_cases(results, maximize)
+    worst = worst_cases(results, objective)
     if worst:
         lines.append("Worst cases:")
         lines.extend(_case_line(r) for r in worst)

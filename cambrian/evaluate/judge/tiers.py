@@ -37,6 +37,7 @@ from typing import Any
 
 from cambrian.config.judge import TierConfig
 from cambrian.core.evaluation import EvaluationResult
+from cambrian.core.objective import Objective
 from cambrian.evaluate.judge.cases import CaseGenerationError
 from cambrian.evaluate.judge.evaluator import CaseBatch, JudgedEvaluator
 from cambrian.evaluate.judge.remote import RemoteScorer
@@ -46,27 +47,26 @@ ReferenceProvider = Callable[[], Mapping[str, float] | None]
 STAGE_QUICK = "quick"
 STAGE_FULL = "full"
 STAGE_REMOTE = "remote"
-STAGES = (STAGE_QUICK, STAGE_FULL, STAGE_REMOTE)
 
 
 # --------------------------------------------------------------------------- the rules
 
 
-def relative_shortfall(score: float, reference: float, maximize: bool) -> float:
+def relative_shortfall(score: float, reference: float, objective: Objective) -> float:
     """How much worse `score` is than `reference`, as a fraction of |reference| (0 if not worse)."""
-    worse_by = (reference - score) if maximize else (score - reference)
+    worse_by = objective.gain(reference, score)
     if worse_by <= 0:
         return 0.0
     return math.inf if reference == 0 else worse_by / abs(reference)
 
 
 def passes_quick(
-    score: float, reference: float | None, threshold: float, maximize: bool
+    score: float, reference: float | None, threshold: float, objective: Objective
 ) -> bool:
     if reference is None:
         return True
     # The tolerance keeps "exactly 90% of the best" on the passing side despite rounding.
-    return relative_shortfall(score, reference, maximize) <= (1.0 - threshold) + 1e-9
+    return relative_shortfall(score, reference, objective) <= (1.0 - threshold) + 1e-9
 
 
 def is_screened(result: EvaluationResult) -> bool:
@@ -79,12 +79,6 @@ def evaluation_warnings(result: EvaluationResult) -> list[tuple[str, dict[str, A
     program, which the run should record and show the person running it."""
     error = result.extra.get("remote_error")
     return [("remote_scorer_down", {"error": str(error)})] if error else []
-
-
-def beats(score: float, reference: float | None, maximize: bool) -> bool:
-    if reference is None:
-        return True
-    return score > reference if maximize else score < reference
 
 
 # --------------------------------------------------------------------------- stage records
@@ -120,7 +114,7 @@ def stage_results(result: EvaluationResult) -> list[tuple[str, EvaluationResult]
     return rows
 
 
-def reference_from_store(store: Any, maximize: bool) -> dict[str, float] | None:
+def reference_from_store(store: Any, objective: Objective) -> dict[str, float] | None:
     """The engine's `best_reference()` from a cambrian Store with per-stage evaluation rows.
 
     Only candidates whose status is 'correct' count (screened ones never do); the best is the
@@ -133,8 +127,7 @@ def reference_from_store(store: Any, maximize: bool) -> dict[str, float] | None:
     full = {cid: stages for cid, stages in per_candidate.items() if STAGE_FULL in stages}
     if not full:
         return None
-    sign = 1.0 if maximize else -1.0
-    best = max(full.values(), key=lambda stages: sign * stages[STAGE_FULL])
+    best = max(full.values(), key=lambda stages: objective.fitness(stages[STAGE_FULL]))
     reference = {STAGE_FULL: best[STAGE_FULL]}
     for stage in (STAGE_QUICK, STAGE_REMOTE):
         if stage in best:
@@ -160,7 +153,7 @@ class TieredEvaluator:
         self.best_reference = best_reference
         self.tiers = tiers
         self.remote = remote
-        self.maximize = judge.task.maximize
+        self.objective = judge.task.objective
 
     async def prepare(self) -> None:
         """Generate the public cases up front (fails fast on a broken generator)."""
@@ -210,7 +203,7 @@ class TieredEvaluator:
             assert self.tiers is not None
             reference = self._reference(STAGE_QUICK)
             passed = passes_quick(quick.combined_score, reference, self.tiers.quick_threshold,
-                                  self.maximize)
+                                  self.objective)
             stages.append(_stage_record(STAGE_QUICK, quick, quick_n, passed=passed,
                                         reference=reference,
                                         threshold=self.tiers.quick_threshold))
@@ -227,7 +220,7 @@ class TieredEvaluator:
         stages.append(_stage_record(STAGE_FULL, full, len(public)))
         if not full.correct or full.combined_score is None or self.remote is None:
             return self._finish(full, stages, STAGE_FULL, promoted=full.correct, started=started)
-        if not beats(full.combined_score, self._reference(STAGE_FULL), self.maximize):
+        if not self.objective.better(full.combined_score, self._reference(STAGE_FULL)):
             return self._finish(full, stages, STAGE_FULL, promoted=True, started=started)
 
         remote = await self.remote.evaluate_stage(source, merged.outputs)

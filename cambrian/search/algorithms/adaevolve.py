@@ -256,7 +256,7 @@ class AdaEvolveHooks(AlgorithmHooks):
             code = "\n".join(block_contents(source))
         except BlockError:
             code = source
-        score = best.fitness if self.services.maximize else -best.fitness  # type: ignore[operator]
+        score = self.services.objective.score(best.fitness)
         metrics = ", ".join(f"{k}={v}" for k, v in sorted(best.metrics.items())) or "none"
         tried = "\n".join(f"- {h['guidance']}" for h in self.history[-5:]) or "- (none yet)"
         return (

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from cambrian.config import StrictModel
 from cambrian.core.events import Event
+from cambrian.core.objective import MAXIMIZE, Objective
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
@@ -36,6 +37,7 @@ from cambrian.search.algorithms.code_merge import merge_programs
 from cambrian.search.algorithms.pareto import (
     ScoreTable,
     common_ancestor,
+    metric_objective,
     objective_scores,
     pareto_front,
     weakest_keys,
@@ -58,8 +60,8 @@ class GepaSelector(Selector):
     def __init__(self, context: SelectorContext) -> None:
         super().__init__(context)
         self.options: GepaOptions = context.options
-        # Case scores are raw task scores; the hooks set the task's direction before any add.
-        self.maximize = True
+        # Case scores are raw task scores; the hooks set the task's objective before any add.
+        self.objective: Objective = MAXIMIZE
 
     def add(self, program: ProgramRecord, rng: np.random.Generator) -> list[Event]:
         self.record(program)
@@ -68,7 +70,7 @@ class GepaSelector(Selector):
     def score_table(self) -> ScoreTable:
         correct = [p for p in self.programs.values() if p.correct and p.fitness is not None]
         use_cases = any(p.case_scores for p in correct)
-        return {p.id: objective_scores(p, maximize=self.maximize, use_cases=use_cases,
+        return {p.id: objective_scores(p, objective=self.objective, use_cases=use_cases,
                                        metric_directions=self.options.metric_directions)
                 for p in sorted(correct, key=lambda p: p.id)}
 
@@ -91,7 +93,6 @@ class GepaSelector(Selector):
 
     def reflection(self, parent_id: int, table: ScoreTable) -> str:
         """The reflective instruction: diagnose the weakest cases first, then edit."""
-        sign = 1.0 if self.maximize else -1.0
         weak = weakest_keys(parent_id, table, self.options.weak_cases_shown)
         weak = [w for w in weak if w.key != "fitness"]
         if not weak:
@@ -101,11 +102,9 @@ class GepaSelector(Selector):
         noun = "cases" if weak[0].key.startswith("case:") else "objectives"
 
         def raw(value: float, key: str) -> float:
-            if key.startswith("case:"):
-                return sign * value
-            direction = self.options.metric_directions.get(
-                key.split(":", 1)[1], "maximize" if self.maximize else "minimize")
-            return value if direction == "maximize" else -value
+            objective = (self.objective if key.startswith("case:") else metric_objective(
+                key.split(":", 1)[1], self.objective, self.options.metric_directions))
+            return objective.score(value)
 
         listed = "; ".join(f"{w.label}: {raw(w.score, w.key):.6g} (best seen {raw(w.best, w.key):.6g})"
                            for w in weak)
@@ -120,7 +119,7 @@ class GepaHooks(AlgorithmHooks):
 
     def __init__(self, selector: Selector, services: HookServices, options: Any) -> None:
         super().__init__(selector, services, options)
-        self.selector.maximize = services.maximize
+        self.selector.objective = services.objective
         self.attempted_pairs: set[tuple[int, int]] = set()
         self.merges = 0
 
@@ -194,10 +193,9 @@ class GepaHooks(AlgorithmHooks):
         missing = [c for c in cases if c not in child_scores]
         if missing:
             return f"minibatch: the child produced no score on case(s) {', '.join(missing)}"
-        sign = 1.0 if self.services.maximize else -1.0
         child_total = sum(child_scores[c] for c in cases)
         parent_total = sum(parent.case_scores[c] for c in cases)
-        if sign * (child_total - parent_total) <= 0:
+        if self.services.objective.gain(child_total, parent_total) <= 0:
             return (f"minibatch: the child's total {child_total:.6g} on cases {', '.join(cases)} "
                     f"is not better than parent {parent.id}'s {parent_total:.6g}")
         return None

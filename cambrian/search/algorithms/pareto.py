@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from cambrian.core.objective import Objective
 from cambrian.search.algorithm import ProgramRecord
 
 ScoreTable = Mapping[int, Mapping[str, float]]  # program id -> key -> oriented score
@@ -19,24 +20,30 @@ ScoreTable = Mapping[int, Mapping[str, float]]  # program id -> key -> oriented 
 def objective_scores(
     program: ProgramRecord,
     *,
-    maximize: bool,
+    objective: Objective,
     metric_directions: Mapping[str, str],
     use_cases: bool,
 ) -> dict[str, float]:
     """The keys a program competes on: its test cases when the task reports them, otherwise
     its numeric public metrics, otherwise its fitness alone."""
-    sign = 1.0 if maximize else -1.0
     if use_cases:
-        return {f"case:{k}": sign * v for k, v in program.case_scores.items() if math.isfinite(v)}
+        return {f"case:{k}": objective.fitness(v) for k, v in program.case_scores.items()
+                if math.isfinite(v)}
     metrics: dict[str, float] = {}
     for name, value in program.metrics.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             continue
-        direction = metric_directions.get(name, "maximize" if maximize else "minimize")
-        metrics[f"metric:{name}"] = float(value) if direction == "maximize" else -float(value)
+        metrics[f"metric:{name}"] = metric_objective(name, objective,
+                                                     metric_directions).fitness(float(value))
     if metrics:
         return metrics
     return {"fitness": float(program.fitness)} if program.fitness is not None else {}
+
+
+def metric_objective(name: str, objective: Objective,
+                     metric_directions: Mapping[str, str]) -> Objective:
+    """A public metric's own direction (default: the task's)."""
+    return Objective.of(metric_directions.get(name, objective.direction))
 
 
 def _ties(a: float, b: float) -> bool:

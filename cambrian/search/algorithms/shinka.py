@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from cambrian.config import StrictModel
+from cambrian.config import DatabaseConfig, StrictModel
 from cambrian.core.events import Event
 from cambrian.search.algorithm import (
     ParentSample,
@@ -120,4 +120,5 @@ class ShinkaSelector(Selector):
 register_algorithm(AlgorithmSpec(
     "shinka", "island archive, weighted parent sampling, inspirations, migration (seed 000)",
     ShinkaOptions, ShinkaSelector,
+    database_keys=frozenset(DatabaseConfig.model_fields) - {"num_islands"},
 ))

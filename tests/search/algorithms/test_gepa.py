@@ -26,9 +26,9 @@ PARETO_ARCHIVE = [
 ]
 
 
-def gepa_selector(options=None, maximize=True):
+def gepa_selector(options=None, objective=MAXIMIZE):
     sel = build_selector("gepa", options)
-    sel.maximize = maximize
+    sel.objective = objective
     return sel
 
 
@@ -44,7 +44,7 @@ def test_front_excludes_dominated_programs_and_weights_by_cases_won():
 
 
 def test_minimisation_tasks_prefer_low_case_scores():
-    sel = gepa_selector(maximize=False)
+    sel = gepa_selector(objective=MINIMIZE)
     feed(sel, record(1, -9.0, cases={"c1": 4, "c2": 5}), record(2, -6.0, cases={"c1": 1, "c2": 5}),
          record(3, -4.0, cases={"c1": 2, "c2": 2}), record(4, -7.0, cases={"c1": 1, "c2": 6}))
     assert sel.front() == {2: 1, 3: 1}
@@ -158,9 +158,9 @@ class FakeStore:
             get=lambda key: "program.py" if key == "program_filename" else None)
 
 
-def gepa_hooks(sel, *, store=None, evaluate_cases=None, case_ids=(), maximize=True):
+def gepa_hooks(sel, *, store=None, evaluate_cases=None, case_ids=(), objective=MAXIMIZE):
     services = HookServices(store=store or FakeStore({}),
-                            objective=MAXIMIZE if maximize else MINIMIZE, problem="",
+                            objective=objective, problem="",
                             gateway=None, model_label="", record_child=lambda g, c: None,
                             evaluate_cases=evaluate_cases, case_ids=case_ids)
     return GepaHooks(sel, services, sel.context.options)
@@ -232,7 +232,7 @@ async def test_minibatch_screen_accepts_only_a_child_better_on_the_same_cases(tm
 
 async def test_minibatch_screen_in_a_minimisation_task(tmp_path: Path):
     sel = build_selector("gepa")
-    hooks = gepa_hooks(sel, maximize=False, case_ids=("a", "b", "c"),
+    hooks = gepa_hooks(sel, objective=MINIMIZE, case_ids=("a", "b", "c"),
                        evaluate_cases=case_evaluator({"lower": 0.5, "higher": 2.0}, []))
     feed(sel, record(1, -3.0, cases={"a": 1.0, "b": 1.0, "c": 1.0}))
     assert await hooks.screen("lower", 1, tmp_path) is None

@@ -1,0 +1,70 @@
+"""Checks before the first LLM call, so a run that cannot work says why at once instead of
+spending calls first: every remote model's server answers, the initial program parses, its
+EVOLVE-BLOCK markers are there (or their absence is announced), and it evaluates correctly (a
+failing initial program stops the run with its error, unless ``evolution.repair_initial`` asks
+the LLM to fix it, or the task has no initial program and the LLM writes one)."""
+
+from __future__ import annotations
+
+import logging
+
+from cambrian.core.events import PreflightNote
+from cambrian.core.hooks import LoopHook
+from cambrian.core.outcomes import RunOutcome
+from cambrian.core.status import CandidateStatus
+from cambrian.lang.syntax import check_syntax
+from cambrian.search.context import RunAborted, RunContext
+from cambrian.search.evaluations import EvaluationQueue
+from cambrian.task.blocks import BlockError, parse_regions
+
+log = logging.getLogger(__name__)
+
+
+class Preflight(LoopHook):
+    name = "preflight"
+
+    def __init__(self, ctx: RunContext, queue: EvaluationQueue) -> None:
+        self.ctx = ctx
+        self.queue = queue
+
+    async def prepare(self) -> None:
+        await self._check_models()
+        initial = self.ctx.store.candidates.find(1)
+        if initial is None or initial.status is not CandidateStatus.PENDING:
+            return  # the LLM writes the first program, or it was evaluated in an earlier session
+        self._check_source(initial.source or "")
+        await self.queue.evaluate(initial)
+        evaluated = self.ctx.store.candidates.get(1)
+        if evaluated.status is CandidateStatus.CORRECT or self.ctx.config.evolution.repair_initial:
+            return
+        result = self.ctx.store.evaluations.latest(1)
+        detail = (result.error or result.stderr[-1500:] or result.status) if result else ""
+        raise RunAborted(
+            f"the initial program does not pass the task's evaluation ({evaluated.status}): "
+            f"{detail.strip()[:1500]}. Fix it (or set evolution.repair_initial: true to have the "
+            "LLM repair it)", RunOutcome.NOTHING_EVALUATED)
+
+    async def _check_models(self) -> None:
+        gateway = self.ctx.gateway
+        for label in gateway.models:
+            problem = await gateway.unreachable(label)
+            if problem is not None:
+                raise RunAborted(f"model '{label}': {problem}; start the server or fix "
+                                 "llm.models[].base_url", RunOutcome.LLM_UNREACHABLE)
+
+    def _check_source(self, source: str) -> None:
+        language = self.ctx.task.language
+        error = check_syntax(source, language)
+        if error is not None:
+            raise RunAborted(f"the initial program does not parse as {language.name}: {error}",
+                             RunOutcome.NOTHING_EVALUATED)
+        try:
+            regions = parse_regions(source)
+        except BlockError as exc:
+            raise RunAborted(f"the initial program's EVOLVE-BLOCK markers are malformed: {exc}",
+                             RunOutcome.NOTHING_EVALUATED) from None
+        if not regions.has_markers:
+            note = ("the initial program has no EVOLVE-BLOCK-START/END markers: the whole file "
+                    "may change; add the markers around the part that should evolve")
+            log.warning(note)
+            self.ctx.recorder.emit(PreflightNote(message=note))
