@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cambrian.api import start
+from cambrian.api import resume, start
 from cambrian.config import NoveltyConfig
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.llm.base import LLMRequest, LLMResponse, Usage, estimate_tokens
@@ -134,31 +134,25 @@ def overrides(generations: int, parallel: int = 2) -> list[str]:
 
 def loop_cost(size: int, generations: int, workdir: Path) -> dict[str, float]:
     task = write_task(workdir / f"task{size}")
-    llm, evaluator = InstantLLM(), InstantEvaluator()
-    evolution = start(task, run_dir=workdir / f"run{size}", overrides=overrides(1),
-                      providers={"instant": llm})
-    evolution.evaluator = evaluator
+    run_dir = workdir / f"run{size}"
+    evolution = start(task, run_dir=run_dir, overrides=overrides(1),
+                      providers={"instant": InstantLLM()})
+    evolution.evaluator = InstantEvaluator()
     asyncio.run(evolution.run())  # evaluates the initial program and one child
     prefill(evolution.store, size, evolution.config.database.num_islands)
-    evolution.config.evolution.generations = size + generations
-    timings: dict[str, float] = {}
-    restore, summary = evolution._restore, evolution.summary
-
-    def timed_restore() -> None:  # run() rebuilds the archive first: that is resume cost
-        began = time.perf_counter()
-        restore()
-        timings["restored"] = time.perf_counter()
-        timings["rebuild_s"] = timings["restored"] - began
-
-    def timed_summary(reason: str):
-        timings["loop_s"] = time.perf_counter() - timings["restored"]
-        return summary(reason)
-
-    evolution._restore, evolution.summary = timed_restore, timed_summary  # type: ignore[method-assign]
-    asyncio.run(evolution.run())
     evolution.store.close()
-    return {"archive": size, "ms_per_generation": 1000 * timings["loop_s"] / generations,
-            "resume_rebuild_s": timings["rebuild_s"]}
+    resumed = resume(run_dir, overrides=[f"evolution.generations={size + generations}"],
+                     providers={"instant": InstantLLM()})
+    resumed.evaluator = InstantEvaluator()
+    began = time.perf_counter()
+    resumed.restore()  # run() rebuilds the archive first: that is the resume cost
+    rebuild_s = time.perf_counter() - began
+    began = time.perf_counter()
+    asyncio.run(resumed.run())
+    loop_s = time.perf_counter() - began
+    resumed.store.close()
+    return {"archive": size, "ms_per_generation": 1000 * loop_s / generations,
+            "resume_rebuild_s": rebuild_s}
 
 
 def utilisation(llm_delay: float, eval_delay: float, generations: int, workdir: Path,

@@ -106,6 +106,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     archive = Archive(selector, objective, config.evolution.seed)
     hooks: list[LoopHook] = []
     progress = Progress(store, hooks)
+    bus.subscribe(progress.follow)
 
     def search_state() -> dict[str, Any]:
         return archive.state(rng, hooks, ensemble.state())

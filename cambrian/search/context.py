@@ -9,7 +9,14 @@ from cambrian.config import RunConfig
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.outcomes import RunOutcome
-from cambrian.core.status import EVALUATED
+from cambrian.core.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    DuplicateFound,
+    Event,
+    ScreenedOut,
+)
+from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.llm.gateway import LLMGateway
 from cambrian.search.budget import BudgetManager
 from cambrian.store.recorder import Recorder
@@ -58,15 +65,31 @@ class RunContext:
 
 class Progress:
     """How much of the generation budget is spent: evaluated children plus the hooks' own
-    evaluations (tune trials count against ``evolution.generations`` like children do)."""
+    evaluations (tune trials count against ``evolution.generations`` like children do).
+
+    The counts are read from the store once and then kept from the run's committed events
+    (the loop asks for them several times per generation; a COUNT over a large archive each
+    time would dominate the loop's own cost)."""
 
     def __init__(self, store: Store, hooks: list[LoopHook]) -> None:
         self.store = store
         self.hooks = hooks  # the run's hook list (filled in by the composition root)
+        self.evaluated = store.candidates.count(*EVALUATED)
+        self.pending = store.candidates.count(CandidateStatus.PENDING)
+
+    def follow(self, event: Event) -> None:
+        """Keep the counts: a subscriber of the run's event bus."""
+        if isinstance(event, CandidateProposed):
+            self.pending += 1
+        elif isinstance(event, CandidateEvaluated):
+            self.pending -= 1
+            self.evaluated += 1
+        elif isinstance(event, (DuplicateFound, ScreenedOut)):
+            self.pending -= 1
 
     def children_evaluated(self) -> int:
         """Children evaluated so far (the initial program excluded)."""
-        return max(0, self.store.candidates.count(*EVALUATED) - 1)
+        return max(0, self.evaluated - 1)
 
     def hook_evaluations(self) -> int:
         return sum(hook.evaluations_spent() for hook in self.hooks)

@@ -141,7 +141,7 @@ class Evolution:
     def _may_launch(self) -> bool:
         evolution = self.ctx.config.evolution
         in_flight = self.ctx.counters.proposals_in_flight
-        pending = self.ctx.store.candidates.count(CandidateStatus.PENDING)
+        pending = self.progress.pending
         committed = self.evaluations_spent() + pending
         return (
             not self.control.paused and self.control.stop_requested is None

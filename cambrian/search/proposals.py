@@ -40,7 +40,7 @@ class ProposalSlots:
         what is left beyond it may go to a hook's own evaluations (tune trials)."""
         ctx = self.ctx
         return (ctx.config.evolution.generations - self.progress.evaluations_spent()
-                - ctx.store.candidates.count("pending") - ctx.counters.proposals_in_flight)
+                - self.progress.pending - ctx.counters.proposals_in_flight)
 
     def choose_arm(self) -> Arm:
         allowed = None
