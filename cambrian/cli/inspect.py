@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from cambrian.cli.app import app, console, fail, fmt, pct
@@ -40,7 +41,7 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
             f"{worker}: {count}" for worker, count in sorted(st.workers.items())))
     if st.last_session:
         ended = f" [{st.outcome}]" if st.outcome else ""
-        table.add_row("last session ended", f"{st.last_session}{ended}")
+        table.add_row("last session ended", escape(f"{st.last_session}{ended}"))
     if st.guidance_changes:
         table.add_row("human guidance", f"{st.guidance or '(cleared)'} "
                                         f"[{st.guidance_changes} change(s); `cambrian guide`]")
@@ -136,5 +137,9 @@ def init(
     for path in written:
         console.print(f"created {path}")
     console.print(f"Try it: cambrian run {task_dir} --generations 5")
+    console.print(f"With an API model: cambrian run {task_dir} -g 5 --model gpt-4o-mini   "
+                  "(key in OPENAI_API_KEY; claude-*, gemini-* alike)\n"
+                  f"  or any OpenAI-compatible server: cambrian run {task_dir} -g 5 --model NAME "
+                  "--api-base http://localhost:11434/v1 --api-key-env VAR", highlight=False)
 
 

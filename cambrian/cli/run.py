@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 import signal
 from pathlib import Path
 
@@ -21,7 +23,34 @@ from cambrian.task.folder import TaskError
 from cambrian.ui.publisher import start_publisher
 
 UiOption = typer.Option(False, "--ui", help="Also serve the web UI of this run (cambrian ui)")
-UiPortOption = typer.Option(8765, "--ui-port", help="Port of the --ui web UI")
+UiPortOption = typer.Option(8765, "--ui-port", metavar="PORT", help="Port of the --ui web UI")
+TargetOption = typer.Option(
+    None, "--target-score", metavar="SCORE",
+    help="Stop once the best score reaches SCORE (>= when maximising, <= when minimising)")
+PatienceOption = typer.Option(
+    None, "--patience", metavar="N", help="Stop after N evaluations without a better best score")
+QuietOption = typer.Option(False, "--quiet", "-q", help="No progress display")
+
+
+def _early_stops(sets: list[str], target_score: float | None, patience: int | None) -> None:
+    if target_score is not None:
+        sets.append(f"evolution.target_score={target_score!r}")
+    if patience is not None:
+        sets.append(f"evolution.patience={patience}")
+
+
+def _one_model(sets: list[str], model: str | None, api_base: str | None,
+               api_key_env: str | None) -> None:
+    """--model/--api-base/--api-key-env as the one llm.models entry (see api.model_entry)."""
+    from cambrian.api import model_entry
+
+    entry = model_entry(model, api_base, api_key_env)
+    if entry is None:
+        return
+    if any(item.split("=", 1)[0].strip() in ("llm", "llm.models") for item in sets):
+        raise ConfigError("give the model either with --model (--api-base, --api-key-env) or "
+                          "with --set llm.models=..., not both")
+    sets.append("llm.models=" + json.dumps([entry]))
 
 
 def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
@@ -84,12 +113,29 @@ def _report(summary: RunSummary) -> None:
 @app.command()
 def run(
     task_dir: Path = typer.Argument(..., help="Task folder (initial program + evaluator)"),
-    config: Path | None = typer.Option(None, "--config", "-c", help="YAML config file"),
+    config: Path | None = typer.Option(None, "--config", "-c", metavar="FILE",
+                                       help="YAML config file"),
     overrides: list[str] | None = SetOption,
-    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", help="Where to store the run"),
-    generations: int | None = typer.Option(None, "--generations", "-g", help="Children to evaluate"),
-    search: str | None = typer.Option(None, "--search", help="Search algorithm (see `cambrian algorithms`)"),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    run_dir: Path | None = typer.Option(None, "--run-dir", "-o", metavar="DIR",
+                                        help="Where to store the run"),
+    generations: int | None = typer.Option(None, "--generations", "-g", metavar="N",
+                                           help="Children to evaluate"),
+    search: str | None = typer.Option(None, "--search", metavar="NAME",
+                                      help="Search algorithm (see `cambrian algorithms`)"),
+    model: str | None = typer.Option(
+        None, "--model", "-m", metavar="NAME",
+        help="The one model to use: with --api-base any OpenAI-compatible server; without, "
+             "qwen2.5-coder-1.5b-instruct/0.5b run locally, claude-* is Anthropic, gemini-* "
+             "Gemini, any other name OpenAI (several models: llm.models in YAML)"),
+    api_base: str | None = typer.Option(
+        None, "--api-base", metavar="URL",
+        help="Address of an OpenAI-compatible server (vLLM, Ollama, llama.cpp, DeepSeek...)"),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", metavar="VAR",
+        help="Environment variable holding the API key (default: the provider's usual one)"),
+    target_score: float | None = TargetOption,
+    patience: int | None = PatienceOption,
+    quiet: bool = QuietOption,
     ui: bool = UiOption,
     ui_port: int = UiPortOption,
 ) -> None:
@@ -101,15 +147,18 @@ def run(
         sets.append(f"evolution.generations={generations}")
     if search is not None:
         sets.append(f"search.algorithm={search}")
+    _early_stops(sets, target_score, patience)
     try:
+        _one_model(sets, model, api_base, api_key_env)
         evolution = start(task_dir, config=config, overrides=sets, run_dir=run_dir)
     except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     console.print(f"Run directory: {evolution.run_dir}")
-    _finish(evolution, quiet, ui_port if ui else None)
+    _finish(evolution, quiet, ui_port if ui else None, new_run=True)
 
 
-def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None) -> None:
+def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None,
+            new_run: bool = False) -> None:
     from cambrian.cli.ui import keep_serving, start_beside_run
 
     server = start_beside_run(evolution.run_dir, ui_port) if ui_port is not None else None
@@ -120,6 +169,9 @@ def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None) -> No
                   f"cambrian resume {evolution.run_dir}")
         raise typer.Exit(code=RunOutcome.INTERRUPTED.exit_code) from None
     except RunAborted as exc:
+        if new_run and exc.before_start:  # no call was spent: a fresh `cambrian run` is the fix
+            shutil.rmtree(evolution.run_dir, ignore_errors=True)
+            fail(f"{exc}\n(no run folder was kept)", code=exc.outcome.exit_code)
         fail(f"run stopped: {exc}\nThe store is intact; fix the cause and "
              f"`cambrian resume {evolution.run_dir}`.", code=exc.outcome.exit_code)
     _report(summary)
@@ -135,8 +187,11 @@ def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None) -> No
 def resume(
     run_dir: Path = typer.Argument(..., help="A run directory created by `cambrian run`"),
     overrides: list[str] | None = SetOption,
-    generations: int | None = typer.Option(None, "--generations", "-g", help="New total budget"),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    generations: int | None = typer.Option(None, "--generations", "-g", metavar="N",
+                                           help="New total budget"),
+    target_score: float | None = TargetOption,
+    patience: int | None = PatienceOption,
+    quiet: bool = QuietOption,
     ui: bool = UiOption,
     ui_port: int = UiPortOption,
 ) -> None:
@@ -146,6 +201,7 @@ def resume(
     sets = list(overrides or [])
     if generations is not None:
         sets.append(f"evolution.generations={generations}")
+    _early_stops(sets, target_score, patience)
     try:
         evolution = resume_run(run_dir, overrides=sets)
     except (ConfigError, TaskError, LLMError, FileNotFoundError, StoreError) as exc:

@@ -56,7 +56,7 @@ def stats_command(
     run_or_trace: Path = typer.Argument(..., help="A run directory or any readable trace"),
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON"),
 ) -> None:
-    """Static and cycling statistics of a run (seed 001 §5.1, §5.2)."""
+    """Static and cycling statistics of a run."""
     from cambrian.trace.cycling import analyse_cycling
     from cambrian.trace.importers import UnknownTraceFormat
     from cambrian.trace.loading import load_trace

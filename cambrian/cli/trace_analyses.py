@@ -142,7 +142,7 @@ def tune_command(
     base_url: str | None = BASE_URL, settings: list[str] | None = SETTINGS,
     model_file: Path | None = MODEL_FILE,
 ) -> None:
-    """Tuning ceiling: Bayesian optimisation of one program's numeric knobs (seed 001 §5.4)."""
+    """Tuning ceiling: Bayesian optimisation of one program's numeric knobs."""
     from cambrian.trace.tuning import tune_run
 
     knob_provider, use_grammar = None, False
@@ -182,7 +182,7 @@ def replay_command(
     base_url: str | None = BASE_URL, settings: list[str] | None = SETTINGS,
     model_file: Path | None = MODEL_FILE,
 ) -> None:
-    """Replay stability: re-send a stored prompt N times and evaluate the children (§5.3)."""
+    """Replay stability: re-send a stored prompt N times and evaluate the children."""
     from cambrian.trace.replay import replay_run
 
     if (context is None) == (candidate is None):

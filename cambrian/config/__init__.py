@@ -34,6 +34,7 @@ from cambrian.config.sections import (
     StrictModel,
     TaskConfig,
     TraceFeedbackConfig,
+    TrackingConfig,
 )
 from cambrian.core.errors import ConfigError
 
@@ -43,6 +44,6 @@ __all__ = [
     "MetaConfig", "ModelConfig", "MutationConfig", "MutationIntentName", "NoveltyConfig",
     "ParentSelection", "PatchFormat", "PatchType", "PromptConfig", "PromptEvolutionConfig",
     "RetryConfig", "RunConfig", "SearchConfig", "StrictModel", "TaskConfig",
-    "TraceFeedbackConfig", "build_config", "deep_merge", "parse_override", "read_config_file",
+    "TraceFeedbackConfig", "TrackingConfig", "build_config", "deep_merge", "parse_override", "read_config_file",
     "validate_config",
 ]

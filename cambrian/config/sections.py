@@ -8,6 +8,7 @@ their setting did nothing).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -154,6 +155,18 @@ class EvolutionConfig(StrictModel):
     # A failing initial program stops the run with its error (a broken evaluator or program
     # would otherwise spend LLM calls); true keeps it and asks the LLM to repair it.
     repair_initial: bool = False
+    # Early stops (the run did its work: exit code 0). target_score: stop once the best score
+    # reaches it (>= when maximising, <= when minimising). patience: stop after that many
+    # evaluations in a row (children and tune trials) without a better best score.
+    target_score: float | None = None
+    patience: int | None = Field(None, ge=1)
+
+    @field_validator("target_score")
+    @classmethod
+    def _finite_target(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("evolution.target_score must be a finite number")
+        return value
 
     @model_validator(mode="after")
     def _check_probs(self) -> EvolutionConfig:
@@ -187,6 +200,11 @@ class MutationConfig(StrictModel):
     explore_end: float = Field(0.1, ge=0, le=1)  # ...and its lower bound late in the run
     window: int = Field(20, ge=1)  # recent uses of an intent its success rate is measured on
     floor: float = Field(0.1, gt=0, le=1)  # added to every success rate, so no intent starves
+    # A `strategy` proposal builds in one concrete method drawn from a menu
+    # (cambrian/mutate/strategies.py): these task-specific strategies, the problem brief's
+    # approaches and, with general_strategies, general methods (local search, multi-start...).
+    strategies: list[str] = Field(default_factory=list)
+    general_strategies: bool = True
 
     @field_validator("schedule", mode="before")
     @classmethod
@@ -289,6 +307,26 @@ class EvaluationConfig(StrictModel):
     max_output_bytes: int = Field(64_000, ge=1_000)
     extra_args: dict[str, str] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
+    # The interpreter the evaluator runs under (a path, or a name on PATH), for an evaluator
+    # needing packages Cambrian's own environment lacks; None: Cambrian's interpreter. The
+    # sandbox lets the evaluation read that interpreter's installation.
+    python: str | None = None
+    # Evaluate in a warm interpreter forked per evaluation (cambrian/evaluate/warm_worker.py:
+    # same containment, no interpreter start-up or re-import of the evaluator's packages).
+    warm_worker: bool = True
+    # A network namespace of its own: the evaluation cannot reach any network (loopback only).
+    isolate_network: bool = False
+    # OpenEvolve's cascade (module contract): evaluate_stage1, then evaluate_stage2 when its
+    # score reaches cascade_thresholds[0], then evaluate_stage3 past cascade_thresholds[1].
+    # "auto": when the evaluator defines evaluate_stage1 (OpenEvolve's default is on).
+    cascade: Literal["auto", "on", "off"] = "auto"
+    cascade_thresholds: list[float] = Field(default_factory=lambda: [0.5, 0.75, 0.9])
+
+    @field_validator("cascade", mode="before")
+    @classmethod
+    def _yaml_switch(cls, value: Any) -> Any:
+        # YAML reads an unquoted `off` as false (and `on` as true).
+        return {False: "off", True: "on"}.get(value, value) if isinstance(value, bool) else value
 
 
 class ExecutionConfig(StrictModel):
@@ -325,6 +363,8 @@ class PromptConfig(StrictModel):
     show_text_feedback: bool = True
     max_feedback_chars: int = Field(1500, ge=0)
     history_programs: int = Field(3, ge=0)  # lineage steps shown with the parent (0: none)
+    # Changes the parent's last children tried without beating it, shown so they are not repeated.
+    tried_ideas: int = Field(4, ge=0)
     context_margin_tokens: int = Field(64, ge=0)
     # After a refused reply: "continue" the conversation with the error (Reflexion, seed 000
     # §3.2) or "restart" from the original prompt with the error noted at its end. "auto"
@@ -381,6 +421,28 @@ class TraceFeedbackConfig(StrictModel):
         return {False: "off", True: "reject"}.get(value, value) if isinstance(value, bool) else value
 
 
+class MLflowConfig(StrictModel):
+    tracking_uri: str | None = None  # e.g. file:///path/mlruns; None: MLflow's own default
+    experiment: str | None = None  # default: the task's name
+    run_name: str | None = None  # default: the run folder's name
+
+
+class WandbConfig(StrictModel):
+    project: str | None = None  # default: the task's name
+    entity: str | None = None
+    mode: Literal["online", "offline", "disabled"] = "offline"
+    dir: str | None = None  # default: the run folder
+    run_name: str | None = None  # default: the run folder's name
+
+
+class TrackingConfig(StrictModel):
+    """Export of the run's scores, costs and events to experiment trackers (``cambrian/
+    tracking/``; ``pip install 'cambrian[tracking]'``). Absent section: nothing is exported."""
+
+    mlflow: MLflowConfig | None = None
+    wandb: WandbConfig | None = None
+
+
 class RunConfig(StrictModel):
     task: TaskConfig = Field(default_factory=TaskConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
@@ -398,5 +460,6 @@ class RunConfig(StrictModel):
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     prompt_evolution: PromptEvolutionConfig = Field(default_factory=PromptEvolutionConfig)
     trace_feedback: TraceFeedbackConfig = Field(default_factory=TraceFeedbackConfig)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     # A judged (contest-style) task: compiled, run on generated test cases, scored per case.
     judge: JudgeConfig | None = None

@@ -45,8 +45,13 @@ def is_finite_number(value: Any) -> bool:
 
 def case_scores(result: EvaluationResult) -> dict[str, float]:
     """Per-test-case scores an evaluator reported (``extra["cases"]``), keyed by case id."""
+    return scores_of_cases(result.extra.get("cases"))
+
+
+def scores_of_cases(cases: Any) -> dict[str, float]:
+    """Per-test-case scores of an ``extra["cases"]`` list, keyed by case id."""
     scores: dict[str, float] = {}
-    for index, case in enumerate(result.extra.get("cases") or []):
+    for index, case in enumerate(cases or []):
         if isinstance(case, dict) and isinstance(case.get("score"), (int, float)):
             key = str(case.get("case", case.get("id", index)))
             scores[key] = float(case["score"])

@@ -142,6 +142,19 @@ class LLMCallSkipped(Event):
     reason: str
 
 
+@event_kind("side_step_failed")
+@dataclass(frozen=True)
+class SideStepFailed(Event):
+    """A loop hook's side step (scratchpad update, prompt rewrite, an algorithm's LLM step)
+    produced nothing usable; it is tried again once ``retry_at`` evaluations are reached."""
+
+    hook: str
+    reason: str
+    evaluated: int
+    failures: int  # in a row
+    retry_at: int
+
+
 @event_kind("novelty_judge_error")
 @dataclass(frozen=True)
 class NoveltyJudgeError(Event):

@@ -6,8 +6,10 @@ A hook overrides only what it needs:
 - ``prepare``: once per session before the first proposal (problem comprehension, a first
   program written by the LLM);
 - ``due`` / ``step``: periodic side work between proposals (meta-scratchpad update, prompt
-  rewrite, an algorithm's LLM step); while a ``blocks_proposals`` hook's step runs no new
-  proposal starts, so the next prompt sees its outcome;
+  rewrite, an algorithm's LLM step); while a ``blocks_proposals`` hook's step waits for its
+  first LLM call no new proposal starts, so the next prompt sees its outcome; a step that
+  produced nothing usable raises :class:`StepFailed`, and the loop waits longer (2, 4, 8...
+  evaluations) before trying that hook's step again;
 - ``take_slot``: make the child of a proposal slot without asking the LLM for code (the tune
   operator, GEPA's merge); returns :class:`SlotTaken` (with the stored child's id, or None when
   the slot is spent without a child), or None to leave the slot to the LLM;
@@ -22,12 +24,23 @@ The engine calls hooks in the order the composition root lists them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cambrian.core.events import Event
+
+
+class StepFailed(Exception):
+    """Raised by ``LoopHook.step`` when the step produced nothing usable: its LLM call failed
+    or was skipped, or the reply held nothing to use. The loop records ``events`` and backs off
+    before that hook's next step (``search/side_work.py``)."""
+
+    def __init__(self, reason: str, events: Sequence[Event] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.events = list(events)
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,7 @@ class LoopHook:
         return False
 
     async def step(self, evaluated: int) -> list[Event]:
+        """The events to record; raises :class:`StepFailed` when nothing usable came of it."""
         return []
 
     async def take_slot(self, slot: SlotContext) -> SlotTaken | None:

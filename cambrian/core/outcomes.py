@@ -39,6 +39,8 @@ class RunOutcome(Enum):
 
     COMPLETED = ("completed", 0)  # the generation budget was spent
     STOPPED = ("stopped", 0)  # a person asked it to stop (web UI, API); resume continues it
+    TARGET_REACHED = ("target_reached", 0)  # the best score reached evolution.target_score
+    NO_IMPROVEMENT = ("no_improvement", 0)  # evolution.patience evaluations without a better best
     BUDGET_REACHED = ("budget_reached", 3)  # a budget.* cap (money, tokens, calls, time)
     NOTHING_EVALUATED = ("nothing_evaluated", 4)  # no program could be evaluated / generated
     LLM_UNREACHABLE = ("llm_unreachable", 5)  # the model did not answer or refused every call

@@ -9,7 +9,8 @@ command (ShinkaEvolve style): `python evaluate.py --program_path P --results_dir
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from cambrian.evaluate.result_mapping import (
     map_module_payload,
     read_json_object,
 )
-from cambrian.evaluate.sandbox import SandboxResult, run_sandboxed
+from cambrian.evaluate.sandbox import SandboxResult, WarmLauncher, run_sandboxed
 from cambrian.task.contracts import CONTRACT_SHAPES_HELP, ContractName, detect_contract
 
 __all__ = ["CONTRACT_SHAPES_HELP", "ContractName", "SandboxLimits", "detect_contract",
@@ -41,6 +42,9 @@ class SandboxLimits:
     env: Mapping[str, str] = field(default_factory=dict)
     secret_values: frozenset[str] = frozenset()
     containment: ContainmentPolicy | None = None
+    # A warm worker (warm_worker.py) that runs the evaluator's script without starting a fresh
+    # interpreter, under the same containment; None: every evaluation starts cold.
+    warm: WarmLauncher | None = None
 
 
 # ------------------------------------------------------------ sandbox outcomes
@@ -124,6 +128,7 @@ async def _run(argv: list[str], cwd: Path, limits: SandboxLimits) -> SandboxResu
         scratch_dir=cwd,
         secret_values=limits.secret_values,
         containment=limits.containment,
+        warm=limits.warm,
     )
 
 
@@ -157,7 +162,10 @@ async def run_module_contract(
     cwd: Path,
     python: str,
     limits: SandboxLimits,
+    cascade_thresholds: Sequence[float] | None = None,
 ) -> EvaluationResult:
+    """``cascade_thresholds``: run OpenEvolve's cascade (evaluate_stage1/2/3) when the
+    evaluator defines it; None: evaluate() only."""
     out_path = results_dir / MODULE_RESULT_FILENAME
     argv = [
         python,
@@ -166,6 +174,8 @@ async def run_module_contract(
         "--program", str(program_path),
         "--out", str(out_path),
     ]  # fmt: skip
+    if cascade_thresholds is not None:
+        argv += ["--cascade-thresholds", json.dumps([float(t) for t in cascade_thresholds])]
     sandbox = await _run(argv, cwd, limits)
     _drop_links(results_dir)
     where = f"evaluate() of {evaluator_path.name}"
@@ -181,7 +191,18 @@ async def run_module_contract(
         hint = " (did the evaluated program call os._exit()?)" if not out_path.exists() else ""
         result = EvaluationResult(status=rejection.status, error=rejection.message + hint)
         return _with_run_record(result, sandbox, limits)
-    return _with_run_record(map_module_payload(payload, where), sandbox, limits)
+    result = map_module_payload(payload, where)
+    if result.extra.get("reported_invalid"):  # validity 0 and no error: the output says why
+        result.error += _output_tail(sandbox)
+    return _with_run_record(result, sandbox, limits)
+
+
+def _output_tail(sandbox: SandboxResult) -> str:
+    """What the evaluation printed last (a caught traceback, often), for an error message."""
+    parts = [(name, text[-STDERR_TAIL_CHARS:].strip())
+             for name, text in (("stdout", sandbox.stdout), ("stderr", sandbox.stderr))]
+    return "".join(f"\n--- {name} (last {STDERR_TAIL_CHARS} chars) ---\n{text}"
+                   for name, text in parts if text)
 
 
 async def run_command_contract(

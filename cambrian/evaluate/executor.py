@@ -63,4 +63,6 @@ class LocalExecutor:
         return EvaluationOutcome(await self.evaluator.evaluate(job.source, job.work_dir))
 
     async def close(self) -> None:
-        return None
+        close = getattr(self.evaluator, "close", None)  # e.g. end a warm evaluation worker
+        if close is not None:
+            await close()

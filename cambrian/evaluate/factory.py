@@ -3,10 +3,13 @@ that builds a run's evaluator from its task and configuration."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
-from cambrian.config import RunConfig
+from cambrian.config import ConfigError, RunConfig
 from cambrian.core.components import make_component, register_component
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
@@ -37,7 +40,24 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
         extra_args=dict(ev.extra_args),
         env=dict(ev.env),
         cwd=task.root,
+        python=evaluation_python(ev.python),
+        cascade=ev.cascade,
+        cascade_thresholds=tuple(ev.cascade_thresholds),
+        warm_worker=ev.warm_worker,
+        isolate_network=ev.isolate_network,
     ))
+
+
+def evaluation_python(configured: str | None) -> str:
+    """The interpreter evaluations run under: ``evaluation.python`` (a path or a name on
+    PATH), else Cambrian's own."""
+    if not configured:
+        return sys.executable
+    found = shutil.which(configured) if "/" not in configured else configured
+    if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+        raise ConfigError(f"evaluation.python: '{configured}' is not an executable file "
+                          "(give the path of a Python interpreter, e.g. /path/to/venv/bin/python)")
+    return str(Path(found).absolute())
 
 
 register_component("evaluator", "default", default_evaluator,

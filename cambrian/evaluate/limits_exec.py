@@ -25,7 +25,8 @@ CONFIG keys: parent_pid, report_fd, memory_mb, cpu_s, max_processes, max_file_by
 wall_deadline_s, pid_ns, mount_ns, net_ns, scratch, cwd, uid, gid, expose (see containment.py).
 The shim writes one JSON object to CONFIG["report_fd"]:
     {"mechanisms": {...}, "warnings": [...],
-     "command": {"returncode", "cpu_s", "peak_vm_bytes", "wall_deadline_hit"}}
+     "command": {"returncode", "cpu_s", "peak_vm_bytes", "peak_rss_bytes",
+                 "wall_deadline_hit"}}
 """
 
 from __future__ import annotations
@@ -96,9 +97,13 @@ def _best_effort(step) -> None:  # type: ignore[no-untyped-def]
 
 
 class Shim:
-    def __init__(self, config: dict, command: list[str]) -> None:
+    def __init__(self, config: dict, command: list[str],
+                 runner=None) -> None:  # type: ignore[no-untyped-def]
+        """``runner(command) -> exit code``: run the command in this (forked, contained)
+        interpreter instead of exec'ing it -- the warm worker's last step (`fork_server.py`)."""
         self.config = config
         self.command = command
+        self.runner = runner
         self.mechanisms: dict[str, object] = {}
         self.warnings: list[str] = []
         self.user: tuple[int, int] | None = None
@@ -111,8 +116,8 @@ class Shim:
 
     # ----------------------------------------------------------------- the command itself
 
-    def become_command(self, parent: int) -> None:
-        """In the forked child: contain, then exec. Never returns."""
+    def become_command(self, parent: int, exec_write: int) -> None:
+        """In the forked child: contain, then exec (or run in place). Never returns."""
         config = self.config
         try:
             os.setsid()
@@ -135,6 +140,11 @@ class Shim:
         except BaseException as error:  # noqa: BLE001 - reported, then the child ends
             os.write(2, f"cambrian sandbox: cannot contain the command: {error}\n".encode())
             os._exit(SHIM_FAILED_EXIT_CODE)
+        if self.runner is not None:
+            # As exec would: no descriptor but stdin, stdout and stderr (not the report pipe,
+            # which the command must not be able to forge), and the supervisor sees "exec".
+            os.closerange(3, max(os.sysconf("SC_OPEN_MAX"), exec_write + 1))
+            os._exit(self.runner(self.command))
         try:
             os.execvpe(self.command[0], self.command, os.environ)
         except BaseException as error:  # noqa: BLE001
@@ -152,7 +162,7 @@ class Shim:
         child = os.fork()
         if child == 0:
             os.close(exec_read)
-            self.become_command(me)
+            self.become_command(me, exec_write)
         os.close(exec_write)
         self.command_pid = child
         deadline_s = self.config.get("wall_deadline_s")
@@ -180,6 +190,7 @@ class Shim:
             "returncode": tree.returncode(status),
             "cpu_s": usage.ru_utime + usage.ru_stime,  # type: ignore[union-attr]
             "peak_vm_bytes": peak,
+            "peak_rss_bytes": usage.ru_maxrss * 1024,  # type: ignore[union-attr]  # KiB on Linux
             "wall_deadline_hit": deadline_hit,
         }
 

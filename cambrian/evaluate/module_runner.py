@@ -8,6 +8,10 @@ of cambrian, never numpy: numpy values are recognised by duck typing). When
 OpenEvolve is not installed, `openevolve.evaluation_result.EvaluationResult` is
 provided so that OpenEvolve evaluators importing it run unchanged.
 
+With ``--cascade-thresholds JSON`` and an evaluator defining ``evaluate_stage1``, OpenEvolve's
+cascade runs instead of ``evaluate`` (``cascade_stages.py``): OUT.json then also holds
+"stages" (each stage's own payload) and "cascade" (where it stopped).
+
 OUT.json is one of:
     {"metrics": {...}, "artifacts": {...} | null, "non_finite": {path: "nan"|"inf"|"-inf"},
      "notes": [...]}                              exit 0
@@ -100,6 +104,9 @@ def _array_like_to_python(value: Any) -> Any:
 def build_payload(returned: Any) -> dict[str, Any]:
     if isinstance(returned, dict):
         metrics, artifacts = returned, None
+        if isinstance(returned.get("artifacts"), dict):  # {"combined_score": .., "artifacts": {..}}
+            metrics = {k: v for k, v in returned.items() if k != "artifacts"}
+            artifacts = returned["artifacts"]
     elif isinstance(getattr(returned, "metrics", None), dict):
         metrics = returned.metrics
         artifacts = getattr(returned, "artifacts", None)
@@ -170,12 +177,8 @@ def load_evaluator(evaluator_path: Path) -> Any:
     return module
 
 
-def run_evaluator(evaluator_path: Path, program_path: str) -> Any:
-    module = load_evaluator(evaluator_path)
-    evaluate = getattr(module, "evaluate", None)
-    if not callable(evaluate):
-        raise TypeError(f"{evaluator_path} defines no callable evaluate(program_path)")
-    returned = evaluate(program_path)
+def call_evaluator(function: Any, program_path: str) -> Any:
+    returned = function(program_path)
     if inspect.isawaitable(returned):
         import asyncio  # only for async evaluators; keeps the common path light
 
@@ -184,6 +187,32 @@ def run_evaluator(evaluator_path: Path, program_path: str) -> Any:
 
         returned = asyncio.run(_await(returned))
     return returned
+
+
+def _cascade_module() -> Any:
+    """cascade_stages.py beside this file, however this file was started (by path, with -m,
+    or under another interpreter that has no cambrian installed)."""
+    path = Path(__file__).resolve().with_name("cascade_stages.py")
+    spec = importlib.util.spec_from_file_location("_cambrian_cascade_stages", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_evaluator(evaluator_path: Path, program_path: str,
+                  cascade_thresholds: list[float] | None = None) -> dict[str, Any]:
+    """The payload of evaluate(program_path), or of OpenEvolve's cascade."""
+    cascade = _cascade_module() if cascade_thresholds is not None else None
+    module = load_evaluator(evaluator_path)
+    if cascade is not None and cascade.has_cascade(module):
+        return cascade.run_cascade(module, program_path, cascade_thresholds, call_evaluator,
+                                   build_payload)
+    evaluate = getattr(module, "evaluate", None)
+    if not callable(evaluate):
+        raise TypeError(f"{evaluator_path} defines no callable evaluate(program_path)")
+    return build_payload(call_evaluator(evaluate, program_path))
 
 
 def write_json_atomically(out_path: Path, payload: dict[str, Any]) -> None:
@@ -198,11 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--evaluator", required=True, type=Path)
     parser.add_argument("--program", required=True)
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--cascade-thresholds", type=json.loads, default=None,
+                        help="JSON list: run evaluate_stage1/2/3 as OpenEvolve's cascade")
     args = parser.parse_args(argv)
     out_path = args.out.resolve()  # the evaluated program may chdir
     try:
-        returned = run_evaluator(args.evaluator.resolve(), args.program)
-        payload = build_payload(returned)
+        payload = run_evaluator(args.evaluator.resolve(), args.program, args.cascade_thresholds)
     except (Exception, SystemExit):  # SystemExit too: a program calling sys.exit() did not finish
         trace = traceback.format_exc()
         sys.stderr.write(trace)

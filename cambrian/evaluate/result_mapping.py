@@ -28,6 +28,8 @@ MAX_ERROR_CHARS = 4_000
 MODULE_RESERVED_KEYS = frozenset(
     {"combined_score", "public", "private", "text_feedback", "correct", "error"}
 )
+# OpenEvolve evaluators report an invalid program as validity 0 (often with no error key).
+VALIDITY_KEYS = ("validity", "valid", "is_valid")
 COMMAND_RESERVED_KEYS = frozenset(
     {"combined_score", "public", "private", "text_feedback", "extra_data"}
 )
@@ -163,13 +165,29 @@ def require_finite_score(value: Any, where: str, non_finite_repr: str | None = N
     return float(value)
 
 
+def _artifact_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=repr)
+
+
 def _artifact_feedback(artifacts: dict[str, Any]) -> str:
+    """Every artifact, as OpenEvolve shows them in the next prompt (text as is, the rest as
+    JSON), each cut at MAX_ARTIFACT_FEEDBACK_CHARS."""
     sections = [
-        f"[artifact {key}]\n{truncate_text(value, MAX_ARTIFACT_FEEDBACK_CHARS, 'artifact')}"
+        f"[artifact {key}]\n"
+        f"{truncate_text(_artifact_text(value), MAX_ARTIFACT_FEEDBACK_CHARS, 'artifact')}"
         for key, value in artifacts.items()
-        if isinstance(value, str) and value.strip()
+        if value is not None and _artifact_text(value).strip()
     ]
     return "\n".join(sections)
+
+
+def reported_invalid(metrics: dict[str, Any]) -> str | None:
+    """'validity=0.0' when the evaluator marked the program invalid (OpenEvolve style)."""
+    for key in VALIDITY_KEYS:
+        value = metrics.get(key)
+        if value is False or (_is_number(value) and value == 0):
+            return f"{key}={value!r}"
+    return None
 
 
 def _append(text: str, addition: str) -> str:
@@ -187,7 +205,10 @@ def map_module_payload(payload: dict[str, Any], where: str) -> EvaluationResult:
     """`payload` is what module_runner wrote for a successful evaluate() call.
 
     `where` names the returned dict in messages, e.g. "evaluate() of /task/evaluator.py".
+    A cascade's payload (``cascade_stages.py``) also carries each stage's own payload.
     """
+    if "stages" in payload:
+        return _map_cascade(payload, where)
     draft = ResultDraft()
     if "invalid_return" in payload:
         return draft.finish("invalid_output", error=f"{where}: {payload['invalid_return']}")
@@ -225,14 +246,48 @@ def map_module_payload(payload: dict[str, Any], where: str) -> EvaluationResult:
         if payload.get("notes"):
             draft.extra["notes"] = list(payload["notes"])
 
-        if ("correct" in metrics and not metrics["correct"]) or metrics.get("error"):
+        invalid_flag = reported_invalid(metrics)
+        if (("correct" in metrics and not metrics["correct"]) or metrics.get("error")
+                or invalid_flag):
             draft.keep_reported_score(metrics.get("combined_score"))
-            reason = metrics.get("error") or f"evaluator reported correct={metrics['correct']!r}"
-            return draft.finish("incorrect", error=str(reason))
+            if metrics.get("error"):
+                reason = str(metrics["error"])
+            elif invalid_flag:
+                reason = f"evaluator reported {invalid_flag}"
+                draft.extra["reported_invalid"] = invalid_flag  # its output tells why
+            else:
+                reason = f"evaluator reported correct={metrics['correct']!r}"
+            return draft.finish("incorrect", error=reason)
         score = _module_score(metrics, top_level_numeric, draft, non_finite, where)
     except OutputRejected as rejection:
         return draft.finish(rejection.status, error=rejection.message)
     return draft.finish("ok", score)
+
+
+def _map_cascade(payload: dict[str, Any], where: str) -> EvaluationResult:
+    """The merged result, with one stage record per stage (``extra["stages"]``, stored as one
+    evaluations row each) and where the cascade stopped (``extra["cascade"]``)."""
+    final = {k: v for k, v in payload.items() if k not in ("stages", "cascade")}
+    result = map_module_payload(final, where)
+    records = []
+    for stage in payload["stages"]:
+        own = map_module_payload(stage["payload"], f"{where}, {stage['stage']}")
+        records.append({"stage": stage["stage"], "status": own.status,
+                        "combined_score": own.combined_score, "public": own.public,
+                        "text_feedback": own.text_feedback, "error": own.error,
+                        "duration_s": float(stage.get("duration_s") or 0.0)})
+    result.extra["stages"] = records
+    cascade = payload.get("cascade")
+    if isinstance(cascade, dict):
+        result.extra["cascade"] = cascade
+        if "stopped_after" in cascade and result.status == "ok":
+            score = cascade.get("score")
+            shown = "no score" if score is None else f"its score {score:.6g}"
+            result.text_feedback = _append(
+                result.text_feedback,
+                f"[cascade] stopped after {cascade['stopped_after']}: {shown} is under the "
+                f"threshold {cascade.get('threshold')} for the next stage")
+    return result
 
 
 def _module_score(

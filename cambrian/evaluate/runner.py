@@ -10,6 +10,8 @@ write only there (`sandbox.py`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import os
 import shutil
 import sys
@@ -20,13 +22,19 @@ from typing import Literal
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.containment import ContainmentPolicy
 from cambrian.evaluate.contracts import (
+    MODULE_RUNNER_PATH,
     ContractName,
     SandboxLimits,
     detect_contract,
     run_command_contract,
     run_module_contract,
 )
+from cambrian.evaluate.peer_helpers import with_peer_helpers
+from cambrian.evaluate.sandbox import WarmWorkerLost
 from cambrian.evaluate.task_files import TaskFiles, TaskFilesChanged  # noqa: F401 - re-exported
+from cambrian.evaluate.warm_worker import WarmWorker, local_module_names, preload_names
+
+log = logging.getLogger(__name__)
 
 RESULTS_DIRNAME = "results"
 
@@ -52,6 +60,13 @@ class EvaluatorSettings:
     secret_values: frozenset[str] = frozenset()
     # Network namespace for evaluations (off by default).
     isolate_network: bool = False
+    # OpenEvolve's cascade (module contract): "auto"/"on" run evaluate_stage1/2/3 when the
+    # evaluator defines them, "off" never (cascade_stages.py).
+    cascade: Literal["auto", "on", "off"] = "auto"
+    cascade_thresholds: tuple[float, ...] = (0.5, 0.75, 0.9)
+    # Evaluate in a warm interpreter (warm_worker.py: forked per evaluation, same containment)
+    # instead of starting a fresh one each time.
+    warm_worker: bool = False
 
 
 class ProgramEvaluator:
@@ -67,15 +82,38 @@ class ProgramEvaluator:
         self.contract: ContractName = self._resolve_contract(settings.contract)
         self.cwd = Path(settings.cwd).resolve() if settings.cwd else self.evaluator_path.parent
         self.task_files = TaskFiles.snapshot(self.cwd, self.evaluator_path)
+        env = dict(settings.env)
+        if self.contract == "command":
+            env = with_peer_helpers(env, self.evaluator_path, settings.python)
         self.limits = SandboxLimits(
             timeout_s=settings.timeout_s,
             memory_limit_mb=settings.memory_limit_mb,
             cpu_time_limit_s=settings.cpu_time_limit_s,
             max_output_bytes=settings.max_output_bytes,
-            env=dict(settings.env),
+            env=env,
             secret_values=frozenset(settings.secret_values),
             containment=ContainmentPolicy(isolate_network=settings.isolate_network),
         )
+        self.warm: WarmWorker | None = self._warm_worker() if settings.warm_worker else None
+        self._cold_limits = self.limits
+        if self.warm is not None:
+            self.limits = dataclasses.replace(self.limits, warm=self.warm)
+
+    def _warm_worker(self) -> WarmWorker:
+        """Preloads what the evaluator's script imports, never a name its folder holds."""
+        folder = Path(self.task_files.relative_path(self.evaluator_path)).parent.as_posix()
+        local = local_module_names((f.relative for f in self.task_files.files),
+                                   "" if folder == "." else folder,
+                                   Path(self.settings.program_filename).stem)
+        scripts = ([MODULE_RUNNER_PATH, MODULE_RUNNER_PATH.with_name("cascade_stages.py"),
+                    self.evaluator_path] if self.contract == "module" else [self.evaluator_path])
+        return WarmWorker(self.settings.python, preload_names(scripts, local), local,
+                          self.limits.env, self.limits.secret_values)
+
+    async def close(self) -> None:
+        """End the warm worker, if any (evaluations started afterwards start it again)."""
+        if self.warm is not None:
+            await self.warm.close()
 
     def _resolve_contract(self, contract: str) -> ContractName:
         if contract == "auto":
@@ -95,6 +133,16 @@ class ProgramEvaluator:
         return work_dir
 
     async def evaluate(self, source: str, work_dir: Path) -> EvaluationResult:
+        """Writes `source` into work_dir, runs the evaluator on it and returns its verdict
+        (again cold, from a fresh scratch folder, if the warm worker died meanwhile)."""
+        try:
+            return await self._evaluate(source, work_dir, self.limits)
+        except WarmWorkerLost as lost:
+            log.warning("%s; evaluating %s again in a fresh interpreter", lost, work_dir)
+            return await self._evaluate(source, work_dir, self._cold_limits)
+
+    async def _evaluate(self, source: str, work_dir: Path,
+                        limits: SandboxLimits) -> EvaluationResult:
         """Writes `source` into work_dir, runs the evaluator on it and returns its verdict.
 
         work_dir is emptied first (stale results, or links an earlier candidate left there,
@@ -118,7 +166,9 @@ class ProgramEvaluator:
                 results_dir=results_dir,
                 cwd=work_dir,
                 python=self.settings.python,
-                limits=self.limits,
+                limits=limits,
+                cascade_thresholds=(None if self.settings.cascade == "off"
+                                    else self.settings.cascade_thresholds),
             )
         return await run_command_contract(
             evaluator_path=evaluator_path,
@@ -126,6 +176,6 @@ class ProgramEvaluator:
             results_dir=results_dir,
             cwd=work_dir,
             python=self.settings.python,
-            limits=self.limits,
+            limits=limits,
             extra_args=self.settings.extra_args,
         )

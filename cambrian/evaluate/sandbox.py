@@ -27,7 +27,9 @@ as out of memory when
      (VmPeak, the quantity RLIMIT_AS bounds) was >= 85% of the limit
      (typically C code dereferencing a failed malloc), or
   3. it died by a SIGKILL we did not send and that was not the RLIMIT_CPU hard
-     limit; the kernel OOM killer is by far the most common sender.
+     limit; the kernel OOM killer is by far the most common sender, except when its
+     peak resident size stayed under 10% of the limit (a process that killed itself or its
+     group is a crash, not an out-of-memory).
 Limits: only the command itself is sampled (every 0.1 s, so a final burst is
 missed); rlimits are per process, so each descendant has its own budget.
 """
@@ -43,7 +45,7 @@ from asyncio import SubprocessTransport
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cambrian.evaluate.child_env import (  # noqa: F401 - re-exported for callers
     CREDENTIAL_NAME_PATTERN,
@@ -73,6 +75,7 @@ MEMORY_ERROR_MARKERS = (
 )
 MEMORY_MARKER_SEARCH_CHARS = 8_000
 NEAR_MEMORY_LIMIT_FRACTION = 0.85
+SMALL_FOR_OOM_FRACTION = 0.10
 CRASH_SIGNALS_NEAR_LIMIT = frozenset({signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS})
 # After SIGTERM the shim kills everything and reports; SIGKILL to its group after this.
 TERM_GRACE_S = 3.0
@@ -99,6 +102,55 @@ class SandboxResult:
     cpu_time_limit_s: float | None = None
     # What the shim reported about containment ({} when it could not report).
     containment: Mapping[str, Any] | None = None
+
+
+class WarmWorkerLost(RuntimeError):
+    """The warm worker running an evaluation died (not the evaluation): run it again cold."""
+
+
+class Launched(Protocol):
+    """A started shim: a cold subprocess, or one a warm worker forked (`warm_worker.py`)."""
+
+    lost: bool  # the warm worker died under it: its outcome is unknown
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def terminate(self) -> None: ...
+
+    def kill_group(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class WarmLauncher(Protocol):
+    async def launch(self, *, config: Mapping[str, Any], argv: Sequence[str], cwd: Path,
+                     env: Mapping[str, str], protocol: CaptureProtocol,
+                     report_fd: int) -> Launched | None: ...
+
+
+class _ColdProcess:
+    """The shim as a subprocess of this process."""
+
+    lost = False
+
+    def __init__(self, transport: SubprocessTransport) -> None:
+        self.transport = transport
+        self.pid = transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.transport.get_returncode()
+
+    def terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, signal.SIGTERM)
+
+    def kill_group(self) -> None:
+        kill_process_group(self.pid)
+
+    def close(self) -> None:
+        self.transport.close()
 
 
 @dataclass(frozen=True)
@@ -148,6 +200,9 @@ def _judge(
         # RLIMIT_CPU's hard limit also sends SIGKILL, one CPU-second after SIGXCPU.
         if (outcome.get("cpu_s") or 0.0) >= 0.9 * cpu_time_limit_s:
             return _Verdict(timed_out=True, cpu_time_exceeded=True)
+        peak = outcome.get("peak_rss_bytes") or 0  # what the OOM killer ranks processes by
+        if memory_limit_mb is not None and 0 < peak < SMALL_FOR_OOM_FRACTION * memory_limit_mb * 2**20:
+            return _Verdict()  # too small to be the OOM killer's pick: it was killed (or killed itself)
         return _Verdict(memory_exceeded=True)
     if _stderr_names_allocation_failure(stderr):
         return _Verdict(memory_exceeded=True)
@@ -163,17 +218,15 @@ async def _wait(future: asyncio.Future[None], timeout_s: float) -> None:
         await asyncio.wait_for(asyncio.shield(future), timeout_s)
 
 
-async def _finish(transport: SubprocessTransport, protocol: CaptureProtocol) -> None:
+async def _finish(launched: Launched, protocol: CaptureProtocol) -> None:
     """Stop the shim (it kills everything it contains), then wait for its exit and EOF."""
-    pid = transport.get_pid()
-    if not protocol.leader_exited.done() and transport.get_returncode() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
+    if not protocol.leader_exited.done() and launched.returncode is None:
+        launched.terminate()
         await _wait(protocol.leader_exited, TERM_GRACE_S)
-    kill_process_group(pid)
+    launched.kill_group()
     await _wait(protocol.leader_exited, REAP_GRACE_S)
     await _wait(protocol.all_closed, DRAIN_GRACE_S)
-    transport.close()
+    launched.close()
 
 
 async def run_sandboxed(
@@ -189,8 +242,13 @@ async def run_sandboxed(
     read_only_paths: Sequence[Path | str] = (),
     secret_values: Iterable[str] = (),
     containment: ContainmentPolicy | None = None,
+    warm: WarmLauncher | None = None,
 ) -> SandboxResult:
     """Run `argv` contained and limited; `env` adds to (and overrides) the allow-listed variables.
+
+    `warm`: a warm worker (`warm_worker.py`) that runs `argv` when it can (a Python script of
+    its interpreter), with the same containment; otherwise, or without one, the shim starts
+    cold. Raises WarmWorkerLost when the warm worker died during the evaluation.
 
     `scratch_dir`: the only folder the command may write (created if missing; `cwd` should
     be in it). `read_only_paths`: more paths the command must be able to read (the
@@ -221,17 +279,24 @@ async def run_sandboxed(
     protocol = CaptureProtocol(max_output_bytes)
     started = time.monotonic()
     try:
-        transport, _ = await loop.subprocess_exec(
-            lambda: protocol,
-            *shim_argv(config, argv),
-            cwd=str(cwd),
-            env=child_env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            pass_fds=(report_write,),
-        )
+        launched: Launched | None = None
+        if warm is not None:
+            launched = await warm.launch(config=config, argv=argv, cwd=Path(cwd),
+                                         env=child_env, protocol=protocol,
+                                         report_fd=report_write)
+        if launched is None:
+            transport, _ = await loop.subprocess_exec(
+                lambda: protocol,
+                *shim_argv(config, argv),
+                cwd=str(cwd),
+                env=child_env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=(report_write,),
+            )
+            launched = _ColdProcess(transport)
     except BaseException:
         os.close(report_read)
         raise
@@ -246,14 +311,16 @@ async def run_sandboxed(
     finally:
         # Runs on cancellation too: everything dies before CancelledError propagates.
         try:
-            await _finish(transport, protocol)
+            await _finish(launched, protocol)
         finally:
             report = read_report(report_read)
     duration_s = time.monotonic() - started
+    if launched.lost:
+        raise WarmWorkerLost("the warm evaluation worker died during the evaluation")
     note_report(report, config)
 
     outcome = (report or {}).get("command") or {}
-    reaped_code = transport.get_returncode()
+    reaped_code = launched.returncode
     returncode = outcome.get("returncode")
     if not isinstance(returncode, int):
         returncode = reaped_code if reaped_code is not None else -signal.SIGKILL

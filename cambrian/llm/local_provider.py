@@ -35,6 +35,7 @@ from cambrian.llm.base import (
     Message,
     Usage,
 )
+from cambrian.core.extras import require_extra
 from cambrian.llm.lazy_grammar import LazyGrammar
 from cambrian.llm.prompt_states import PromptStates
 
@@ -163,6 +164,7 @@ class LocalLlamaProvider:
             return self._llm
 
     def _open_model(self) -> tuple[Llama, Jinja2ChatFormatter]:
+        require_extra("local", f"the local model {self._model_path.stem}")
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 

@@ -1,15 +1,18 @@
 """What a call costs: list prices per model and the arithmetic from token usage to dollars.
 
-Prices are USD per million tokens, taken from the vendors' public list prices (late 2025,
-standard tier, prompts under any long-context surcharge threshold). They drift; pass explicit
-prices to a provider to override them. A model missing from the table has an *unknown* cost,
-which the caller records as 0 with ``cost_known=False`` rather than guessing.
+Prices come from ``genai-prices`` (a maintained table of the vendors' list prices, including
+prompt-cache rates and long-context tiers), which prices every call of a model it knows. A few
+models whose list price changed after its data snapshot are kept in ``_OVERRIDES`` (USD per
+million tokens), and explicit prices given to a provider win over both. A model neither knows
+has an *unknown* cost, which the caller records as 0 with ``cost_known=False`` rather than
+guessing.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cambrian.llm.base import Usage
 
@@ -20,44 +23,22 @@ class ModelPrices:
     output_per_mtok: float
     # Price of prompt tokens served from the provider's prompt cache; None bills them as input.
     cached_input_per_mtok: float | None = None
+    # The genai-prices model these came from: its calculator then prices each call (tiers too).
+    genai_model: str | None = None
 
 
 FREE = ModelPrices(input_per_mtok=0.0, output_per_mtok=0.0, cached_input_per_mtok=0.0)
 
-_BUILTIN_PRICES: dict[str, ModelPrices] = {
-    # OpenAI
-    "gpt-4.1": ModelPrices(2.00, 8.00, 0.50),
-    "gpt-4.1-mini": ModelPrices(0.40, 1.60, 0.10),
-    "gpt-4.1-nano": ModelPrices(0.10, 0.40, 0.025),
-    "gpt-4o": ModelPrices(2.50, 10.00, 1.25),
-    "gpt-4o-mini": ModelPrices(0.15, 0.60, 0.075),
-    "o3": ModelPrices(2.00, 8.00, 0.50),
-    "o3-mini": ModelPrices(1.10, 4.40, 0.55),
-    "o4-mini": ModelPrices(1.10, 4.40, 0.275),
-    "gpt-5": ModelPrices(1.25, 10.00, 0.125),
-    "gpt-5.1": ModelPrices(1.25, 10.00, 0.125),
-    "gpt-5-mini": ModelPrices(0.25, 2.00, 0.025),
-    "gpt-5-nano": ModelPrices(0.05, 0.40, 0.005),
-    # Anthropic (cached = cache read; cache writes are billed as plain input here)
-    "claude-opus-4": ModelPrices(15.00, 75.00, 1.50),
-    "claude-opus-4-1": ModelPrices(15.00, 75.00, 1.50),
-    "claude-opus-4-5": ModelPrices(5.00, 25.00, 0.50),
-    "claude-sonnet-4": ModelPrices(3.00, 15.00, 0.30),
-    "claude-sonnet-4-5": ModelPrices(3.00, 15.00, 0.30),
-    "claude-3-7-sonnet": ModelPrices(3.00, 15.00, 0.30),
-    "claude-3-5-sonnet": ModelPrices(3.00, 15.00, 0.30),
-    "claude-haiku-4-5": ModelPrices(1.00, 5.00, 0.10),
-    "claude-3-5-haiku": ModelPrices(0.80, 4.00, 0.08),
-    # Google (prompts up to 200k tokens for 2.5 Pro)
-    "gemini-2.5-pro": ModelPrices(1.25, 10.00, 0.31),
-    "gemini-2.5-flash": ModelPrices(0.30, 2.50, 0.075),
-    "gemini-2.5-flash-lite": ModelPrices(0.10, 0.40, 0.025),
-    "gemini-2.0-flash": ModelPrices(0.10, 0.40, 0.025),
-    "gemini-2.0-flash-lite": ModelPrices(0.075, 0.30),
-    # DeepSeek (V3.2 pricing, shared by both endpoints; cached = cache hit)
+# List prices genai-prices' snapshot does not have yet (checked against it when adopted).
+_OVERRIDES: dict[str, ModelPrices] = {
+    # DeepSeek V3.2 pricing, shared by both endpoints (cached = cache hit); the snapshot still
+    # lists V3's 0.27/1.10.
     "deepseek-chat": ModelPrices(0.28, 0.42, 0.028),
     "deepseek-reasoner": ModelPrices(0.28, 0.42, 0.028),
 }
+# Tokens of the probe call that reads a model's base rates from genai-prices (far below any
+# long-context tier).
+_PROBE_TOKENS = 1_000
 
 # A table key matches a model name when the rest of the name starts with one of these, so
 # "claude-sonnet-4-20250514" resolves to "claude-sonnet-4" while "gpt-50" does not match "gpt-5".
@@ -67,17 +48,13 @@ _SUFFIX_SEPARATORS = ("-", ":", "@", "_")
 _VERSION_BUMP = re.compile(r"^[-_]\d{1,2}(?!\d)")
 
 
-def lookup_prices(model: str, override: ModelPrices | None = None) -> ModelPrices | None:
-    """Prices for ``model``: ``override`` if given, else the longest matching table entry.
+def _normalise(model: str) -> str:
+    return model.strip().lower().rsplit("/", 1)[-1]
 
-    Vendor path prefixes ("models/gemini-2.5-pro", "openai/gpt-4o") are ignored. Returns None
-    when the model is unknown, meaning its cost cannot be computed.
-    """
-    if override is not None:
-        return override
-    name = model.strip().lower().rsplit("/", 1)[-1]
+
+def _table_key(name: str, table: dict[str, ModelPrices]) -> str | None:
     best_key: str | None = None
-    for key in _BUILTIN_PRICES:
+    for key in table:
         if not name.startswith(key):
             continue
         rest = name[len(key) :]
@@ -85,11 +62,62 @@ def lookup_prices(model: str, override: ModelPrices | None = None) -> ModelPrice
             continue
         if best_key is None or len(key) > len(best_key):
             best_key = key
-    return _BUILTIN_PRICES[best_key] if best_key is not None else None
+    return best_key
+
+
+def lookup_prices(model: str, override: ModelPrices | None = None) -> ModelPrices | None:
+    """Prices for ``model``: ``override`` if given, else ``_OVERRIDES``' longest matching
+    entry, else genai-prices'.
+
+    Vendor path prefixes ("models/gemini-2.5-pro", "openai/gpt-4o") are ignored. Returns None
+    when the model is unknown, meaning its cost cannot be computed.
+    """
+    if override is not None:
+        return override
+    name = _normalise(model)
+    key = _table_key(name, _OVERRIDES)
+    if key is not None:
+        return _OVERRIDES[key]
+    return _genai_prices(name) if name else None
+
+
+def _genai_calc(model: str, usage: Usage) -> float:
+    from genai_prices import Usage as GenaiUsage
+    from genai_prices import calc_price
+
+    cached = min(max(usage.cached_prompt_tokens, 0), usage.prompt_tokens)
+    result = calc_price(GenaiUsage(input_tokens=usage.prompt_tokens, cache_read_tokens=cached,
+                                   output_tokens=usage.completion_tokens), model)
+    return float(result.total_price)
+
+
+@lru_cache(maxsize=256)
+def _genai_prices(name: str) -> ModelPrices | None:
+    try:
+        from genai_prices import Usage as GenaiUsage
+        from genai_prices import calc_price
+    except ImportError:
+        return None
+    try:
+        found = calc_price(GenaiUsage(input_tokens=_PROBE_TOKENS), name)
+    except LookupError:
+        return None
+    model = found.model.id
+    per_mtok = 1_000_000 / _PROBE_TOKENS
+
+    def rate(**tokens: int) -> float:
+        return float(calc_price(GenaiUsage(**tokens), model).total_price) * per_mtok
+
+    cached_total = rate(input_tokens=_PROBE_TOKENS, cache_read_tokens=_PROBE_TOKENS)
+    return ModelPrices(input_per_mtok=rate(input_tokens=_PROBE_TOKENS),
+                       output_per_mtok=rate(output_tokens=_PROBE_TOKENS),
+                       cached_input_per_mtok=cached_total, genai_model=model)
 
 
 def cost_usd(prices: ModelPrices, usage: Usage) -> float:
     """Dollar cost of one call; cached prompt tokens are billed at the cached rate when known."""
+    if prices.genai_model is not None:
+        return _genai_calc(prices.genai_model, usage)
     cached = min(max(usage.cached_prompt_tokens, 0), usage.prompt_tokens)
     uncached = usage.prompt_tokens - cached
     cached_rate = (

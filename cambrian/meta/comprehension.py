@@ -100,9 +100,17 @@ def _heading(line: str) -> tuple[str, str] | None:
     return _section_key(match["name"]), rest
 
 
+def _placeholder(item: str) -> bool:
+    """An item that echoes the request's "(what the problem asks for)" template text."""
+    return item.startswith("(") and item.endswith(")") or item.strip("().").lower() in _TEMPLATE_ITEMS
+
+
 def parse_brief(text: str) -> tuple[ProblemBrief | None, str]:
-    """(the brief, "") or (None, what is wrong with the reply)."""
+    """(the brief, "") or (None, what is wrong with the reply). Items that echo the template or
+    repeat an earlier item are dropped (a small model often does both); a section left empty
+    makes the reply unusable, and the prompts then carry the statement alone."""
     sections: dict[str, list[str]] = {}
+    seen: set[str] = set()
     current: str | None = None
     for raw in text.splitlines():
         heading = _heading(raw)
@@ -110,15 +118,23 @@ def parse_brief(text: str) -> tuple[ProblemBrief | None, str]:
             current, rest = heading
             sections.setdefault(current, [])
             raw = rest
-        item = _ITEM_PREFIX.sub("", raw).strip().strip("*_").strip()
-        if current is None or not item:
+        item = _ITEM_PREFIX.sub("", raw).strip().strip("*_").strip()[:MAX_ITEM_CHARS]
+        if current is None or not item or _placeholder(item) or item.lower() in seen:
             continue
+        seen.add(item.lower())
         if len(sections[current]) < MAX_ITEMS_PER_SECTION:
-            sections[current].append(item[:MAX_ITEM_CHARS])
+            sections[current].append(item)
     missing = [key for key, _ in SECTIONS if not sections.get(key)]
     if missing:
-        return None, "the reply lacks the sections " + ", ".join(f"{key}:" for key in missing)
+        return None, ("the reply lacks the sections " + ", ".join(f"{key}:" for key in missing)
+                      + " (or only repeats lines or the template's placeholders in them)")
     return ProblemBrief({key: sections[key] for key, _ in SECTIONS}), ""
+
+
+_TEMPLATE_ITEMS = frozenset({
+    "what the problem asks for", "what the program reads, and what it must write",
+    "how an answer is scored, and what makes it invalid", "sizes, time and memory limits, other rules",
+    "the algorithmic approach most likely to score well", "the next most promising one"})
 
 
 def comprehension_prompt(task: Task, statement: str) -> tuple[str, str]:
@@ -161,6 +177,12 @@ def stored_outcome(store: Store) -> dict[str, Any] | None:
     "error": ...}; None when comprehension has not run in this run yet."""
     raw = store.meta.get(META_KEY)
     return json.loads(raw) if raw else None
+
+
+def brief_approaches(store: Store) -> list[str]:
+    """The approaches the run's brief ranked (none without a brief)."""
+    outcome = stored_outcome(store) or {}
+    return list(outcome.get("sections", {}).get(_RANKED, [])) if outcome.get("status") == "ok" else []
 
 
 class ProblemComprehension(LoopHook):

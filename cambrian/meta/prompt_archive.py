@@ -22,7 +22,7 @@ import numpy as np
 
 from cambrian.config import PromptEvolutionConfig, RunConfig
 from cambrian.core.events import Event
-from cambrian.core.hooks import LoopHook
+from cambrian.core.hooks import LoopHook, StepFailed
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.llm.bandit import reward_improvement
@@ -112,7 +112,8 @@ class PromptArchive(LoopHook):
         return evaluated - self.store.prompts.last_rewrite_at() >= self.config.mutate_every
 
     async def step(self, evaluated: int) -> list[Event]:
-        await self.mutate(evaluated, self.problem)
+        if await self.mutate(evaluated, self.problem) is None:
+            raise StepFailed("the rewrite was unusable (failed call, too short, or a copy)")
         return []
 
     def _prompt(self, parent: PromptStats, problem: str) -> str:

@@ -14,9 +14,9 @@ from typing import Any
 
 from cambrian.config import MetaConfig, RunConfig
 from cambrian.core.events import Event
-from cambrian.core.hooks import LoopHook
+from cambrian.core.hooks import LoopHook, StepFailed
 from cambrian.core.objective import Objective
-from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.core.status import CandidateStatus
 from cambrian.llm.base import GenerationParams, LLMRequest, Message
 from cambrian.llm.gateway import LLMGateway
 from cambrian.store.recorder import Recorder
@@ -62,6 +62,7 @@ class MetaScratchpad(LoopHook):
         self.run_dir = run_dir
         self.objective = objective
         self.latest: MetaNoteRow | None = self.store.meta_notes.latest()
+        self.last_problem = ""  # why the last update stored no note
 
     def due(self, evaluated: int) -> bool:
         done = self.latest.evaluated if self.latest else 0
@@ -88,9 +89,9 @@ class MetaScratchpad(LoopHook):
         delta = "" if parent is None else f" ({row.score - parent:+.4g} vs its parent)"
         return f"- program {row.id} ({row.operator}, \"{what}\"): score {row.score:.6g}{delta}"
 
-    def _prompt(self, recent: list[CandidateRow], scores: dict[int, float | None]) -> str:
+    def _prompt(self, recent: list[CandidateRow], scores: dict[int, float | None],
+                best: float | None) -> str:
         previous = self.latest.scratchpad if self.latest else "(empty)"
-        best = self.objective.best(scores.values())
         return (
             f"You review an evolutionary search that improves a program "
             f"({self.objective.better_word} score is better; best so far: {best}).\n\n"
@@ -104,25 +105,36 @@ class MetaScratchpad(LoopHook):
         )
 
     async def step(self, evaluated: int) -> list[Event]:
-        await self.update(evaluated)
+        """An update; one that got no recommendations (failed call, unusable reply) fails, so
+        the loop backs off before the next try."""
+        if await self.update(evaluated) is None:
+            raise StepFailed(self.last_problem or "no recommendations")
         return []
 
     async def update(self, evaluated: int) -> MetaNoteRow | None:
-        rows = [r for r in self.store.candidates.list(*EVALUATED) if r.id != 1]
-        recent = rows[-self.config.interval:]
+        """The new note, or None (``last_problem`` says why)."""
+        self.last_problem = ""
+        recent = self.store.candidates.recent_evaluated(self.config.interval, exclude_id=1)
         if not recent:
+            self.last_problem = "no evaluated child yet"
             return None
-        scores = self.store.candidates.scores(CandidateStatus.CORRECT)
+        parents = self.store.candidates.by_ids({r.parent_id for r in recent if r.parent_id})
+        scores = {i: row.score for i, row in parents.items()
+                  if row.status is CandidateStatus.CORRECT}
+        best_row = self.store.candidates.best(self.objective)
+        best = best_row.score if best_row is not None else None
         request = LLMRequest(
-            (Message("user", self._prompt(recent, scores)),),
+            (Message("user", self._prompt(recent, scores, best)),),
             GenerationParams(temperature=0.3, max_tokens=self.config.max_tokens,
                              grammar=scratchpad_grammar(self.config.max_recommendations)))
         call = await self.gateway.call("meta", self.model_label, request)
         if call.response is None:
+            self.last_problem = call.skipped or call.error or "the call failed"
             return None
         scratchpad, recommendations = parse_scratchpad(call.response.text,
                                                        self.config.max_recommendations)
         if not recommendations:
+            self.last_problem = "the reply held no recommendations"
             return None
         with self.recorder.transaction():
             self.store.meta_notes.add(evaluated, scratchpad, recommendations, call.context_id)

@@ -13,7 +13,7 @@ from cambrian.llm.base import LLMResponse
 from cambrian.mutate.dead_code import behaviour_unchanged
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
-from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
+from cambrian.mutate.required_names import restore_all
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -44,10 +44,9 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
         notes["truncated_reply"] = True
     source = patch.source
     if fmt == "full" and language.name == "python":
-        missing = missing_required_definitions(parent_source, source)
-        if missing:
-            source = restore_definitions(parent_source, source, missing)
-            notes["restored_definitions"] = missing
+        source, restored = restore_all(parent_source, source)
+        if restored:
+            notes["restored_definitions"] = restored
     if source.strip() == parent_source.strip():
         return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
     if language.name == "python":

@@ -20,6 +20,7 @@ from cambrian.llm.base import Message
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction
 from cambrian.mutate.setting_lines import offers_setting_lines
+from cambrian.mutate.strategies import StrategyChoice
 from cambrian.mutate.tuning_targets import tuning_targets_text
 from cambrian.task.blocks import BlockError, block_contents, parse_regions
 from cambrian.task.folder import Task
@@ -162,10 +163,14 @@ class PromptBuilder:
         count_tokens: TokenCounter,
         preamble: str | None = None,
         intent: str | None = None,
+        strategy: str | None = None,
     ) -> tuple[Message, ...]:
-        """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix, and
-        ``intent`` (tuning, strategy...) when the mutation schedule chose one."""
+        """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix,
+        ``intent`` (tuning, strategy...) when the mutation schedule chose one, and ``strategy``
+        the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py)."""
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
+        if strategy:
+            task_text = StrategyChoice(strategy).instruction
         if intent == "tuning":
             targets = tuning_targets_text(parent.source, self.task.language)
             task_text += "\n" + targets if targets else ""

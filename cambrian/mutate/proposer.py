@@ -28,6 +28,7 @@ from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.setting_lines import offers_setting_lines
+from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
@@ -104,7 +105,7 @@ class Proposer:
             messages = self.prompts.build(
                 kind=request.kind, fmt=fmt, parent=request.parent,
                 inspirations=request.inspirations, notes=request.notes, preamble=request.preamble,
-                intent=request.tags.get("intent"),
+                intent=request.tags.get("intent"), strategy=request.tags.get(STRATEGY_NOTE),
                 budget_tokens=budget, count_tokens=caps.count_tokens)
         except PromptTooLarge as exc:
             self._record_failure(request, arm, None, str(exc))

@@ -2,8 +2,10 @@
 
 Small models asked to rewrite an EVOLVE-BLOCK often return only the function they changed. If
 the code outside the blocks calls a name the block used to define (``run_packing`` calling
-``construct_packing``), the child would fail at run time and waste an evaluation. Instead, the
-parent's definitions of such names are carried over into the child, and the repair is noted.
+``construct_packing``), or the rewritten code still calls a helper the reply left out
+(``construct_packing`` calling ``compute_max_radii``), the child would fail at run time and
+waste an evaluation. Instead, the parent's definitions of such names are carried over into the
+child, and the repair is noted.
 """
 
 from __future__ import annotations
@@ -32,8 +34,33 @@ def _block_lines(source: str) -> set[int]:
     return {line + 1 for block in parse_regions(source).blocks for line in block.content_lines}
 
 
+def _bound_anywhere(tree: ast.Module) -> set[str]:
+    """Every name the program binds at any level: assignments, definitions, parameters,
+    imports, loop and exception targets."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def _loaded(tree: ast.Module) -> set[str]:
+    return {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
 def missing_required_definitions(parent: str, child: str) -> list[str]:
-    """Names the parent's blocks define, the fixed code uses, and the child no longer defines."""
+    """Names the parent's blocks define that the child no longer defines although the fixed
+    code uses them, or the child's own code still uses them (a rewritten function that calls a
+    helper the reply left out)."""
     try:
         parent_tree, child_tree = ast.parse(parent), ast.parse(child)
     except SyntaxError:
@@ -48,7 +75,22 @@ def missing_required_definitions(parent: str, child: str) -> list[str]:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.lineno not in inside
     }
     child_defined = set(_top_level_definitions(child_tree))
-    return sorted((parent_defined & used_outside) - child_defined)
+    used_unbound = _loaded(child_tree) - _bound_anywhere(child_tree)
+    return sorted((parent_defined & (used_outside | used_unbound)) - child_defined)
+
+
+def restore_all(parent: str, child: str) -> tuple[str, list[str]]:
+    """``child`` with every missing definition restored (a restored helper may itself call
+    another one the reply left out), and the names restored."""
+    restored: list[str] = []
+    for _ in range(5):
+        missing = [name for name in missing_required_definitions(parent, child)
+                   if name not in restored]
+        if not missing:
+            break
+        child = restore_definitions(parent, child, missing)
+        restored += missing
+    return child, sorted(restored)
 
 
 def restore_definitions(parent: str, child: str, names: list[str]) -> str:

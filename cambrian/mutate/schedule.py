@@ -4,9 +4,10 @@ The weight of an intent is the product of two factors:
 
 * its **phase share**. Exploration intents (strategy, refactor, crossover) together get
   ``p_explore(progress) = max(explore_end, explore_start * (1 - progress))`` (seed 002 §10.6,
-  ``max(0.1, 0.5 * (1 - progress))`` with the defaults), where progress is evaluated children over
-  ``evolution.generations``. Exploitation intents (tuning, local_fix, refinement) share the rest
-  0.4 / 0.3 / 0.3; exploration intents share theirs evenly.
+  ``max(0.1, 0.5 * (1 - progress))`` with the defaults), where progress is the furthest of
+  evaluated children over ``evolution.generations``, LLM calls over ``budget.max_llm_calls`` and
+  time over ``budget.max_wall_time_s``. Exploitation intents (tuning, local_fix, refinement)
+  share the rest 0.4 / 0.3 / 0.3; exploration intents share theirs evenly.
 * its **recent success** (seed 002 §10.10): over the intent's last ``window`` uses,
   ``floor + (improved + 0.5 * 2) / (uses + 2)``, where a use is an evaluated child ("improved"
   when it is correct and beats its parent) or a reply that could not be used (never improved:
@@ -22,7 +23,7 @@ store on resume: every scheduled child carries its intent in its notes.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -40,7 +41,12 @@ PRIOR_USES = 2.0  # how many uses that prior weighs
 def improved_on_parent(child: CandidateRow, parent_score: float | None,
                        objective: Objective) -> bool:
     """A correct child that beats its parent's score (any correct child of a failing parent)."""
-    return child.status == "correct" and objective.better(child.score, parent_score)
+    return _improved(child.status, child.score, parent_score, objective)
+
+
+def _improved(status: str, score: float | None, parent_score: float | None,
+              objective: Objective) -> bool:
+    return status == "correct" and objective.better(score, parent_score)
 
 
 class MutationSchedule:
@@ -52,8 +58,12 @@ class MutationSchedule:
         patch_kinds: Iterable[str],
         objective: Objective = MAXIMIZE,
         store: Store | None = None,
+        run_progress: Callable[[int], float] | None = None,
     ) -> None:
+        """``run_progress(evaluated)``: the share of the run done when the run has other budgets
+        than its generations (LLM calls, wall time); by default evaluated / generations."""
         allowed = set(patch_kinds)
+        self.run_progress = run_progress
         self.config = config
         self.generations = generations
         self.objective = objective
@@ -68,6 +78,8 @@ class MutationSchedule:
     # ------------------------------------------------------------------ the weights
 
     def progress(self, evaluated: int) -> float:
+        if self.run_progress is not None:
+            return min(1.0, max(0.0, self.run_progress(evaluated)))
         if self.generations <= 0:
             return 1.0
         return min(1.0, max(0.0, evaluated / self.generations))
@@ -133,14 +145,13 @@ class MutationSchedule:
         for queue in self.history.values():
             queue.clear()
         scores = self.store.candidates.scores(CandidateStatus.CORRECT)
-        evaluated_at = self.store.evaluations.first_commit_times()
         outcomes: list[tuple[float, str, bool]] = []
-        for row, _ in self.store.candidates.evaluated_in_commit_order():
-            name = row.notes.get("intent")
+        for _, parent_id, status, score, name, evaluated_at in (
+                self.store.candidates.intent_outcomes()):
             if name in self.history:
-                parent_score = scores.get(row.parent_id) if row.parent_id is not None else None
-                outcomes.append((evaluated_at[row.id], name,
-                                 improved_on_parent(row, parent_score, self.objective)))
+                parent_score = scores.get(parent_id) if parent_id is not None else None
+                outcomes.append((evaluated_at, name,
+                                 _improved(status, score, parent_score, self.objective)))
         for refused in self.store.candidates.list(CandidateStatus.PATCH_FAILED):
             notes = refused.notes
             if notes.get("intent") in self.history and notes.get("reply_refused"):
@@ -150,7 +161,8 @@ class MutationSchedule:
 
 
 def build_mutation_schedule(
-    config: RunConfig, store: Store, objective: Objective
+    config: RunConfig, store: Store, objective: Objective,
+    run_progress: Callable[[int], float] | None = None,
 ) -> MutationSchedule | None:
     """The run's schedule rebuilt from ``store``; None when ``mutation.schedule`` is off."""
     if config.mutation.schedule == "off":
@@ -158,6 +170,7 @@ def build_mutation_schedule(
     evolution = config.evolution
     kinds = [k for k, p in zip(evolution.patch_types, evolution.patch_type_probs) if p > 0]
     schedule = MutationSchedule(config.mutation, generations=evolution.generations,
-                                patch_kinds=kinds, objective=objective, store=store)
+                                patch_kinds=kinds, objective=objective, store=store,
+                                run_progress=run_progress)
     schedule.rebuild()
     return schedule

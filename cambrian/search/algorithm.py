@@ -107,7 +107,24 @@ class Selector(ABC):
         return {"programs": len(self.programs)}
 
 
+class _CommitRng:
+    """A numpy Generator made on first use: most ``add`` calls draw nothing, and making one
+    costs more than the rest of a replayed commit (a resume replays every commit)."""
+
+    __slots__ = ("_key", "_rng")
+
+    def __init__(self, key: list[int]) -> None:
+        self._key = key
+        self._rng: np.random.Generator | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._key)
+        return getattr(self._rng, name)
+
+
 def commit_rng(seed: int, candidate_id: int) -> np.random.Generator:
     """The random generator a selector uses while taking in ``candidate_id``: a pure function of
-    (run seed, candidate), so replaying the history on resume repeats every decision."""
-    return np.random.default_rng([seed, candidate_id, 0x5E1EC7])
+    (run seed, candidate), so replaying the history on resume repeats every decision. It is
+    created when the selector first draws from it."""
+    return _CommitRng([seed, candidate_id, 0x5E1EC7])  # type: ignore[return-value]

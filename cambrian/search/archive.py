@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from cambrian.core.evaluation import EvaluationResult, case_scores
+from cambrian.core.evaluation import EvaluationResult, case_scores, scores_of_cases
 from cambrian.core.events import ArchiveSnapshotMismatch, Event
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.search.algorithm import ProgramRecord, Selector, commit_rng
 from cambrian.store.recorder import Recorder
-from cambrian.store.rows import CandidateRow
+from cambrian.store.rows import CandidateRow, ReplayRow
 from cambrian.store.store import Store
 
 SNAPSHOT_KEY = "archive_snapshot"
@@ -45,6 +45,16 @@ class Archive:
             metrics=dict(result.public), case_scores=case_scores(result),
             code_length=len(row.source or ""))
 
+    def replay_record(self, row: ReplayRow) -> ProgramRecord:
+        """``record_of`` for a stored evaluation read back on resume."""
+        correct = row.status is CandidateStatus.CORRECT and row.score is not None
+        return ProgramRecord(
+            id=row.id, parent_id=row.parent_id, island=row.island or 0,
+            generation=row.generation, correct=correct,
+            fitness=self.objective.fitness(row.score) if correct else None,
+            metrics=row.public, case_scores=scores_of_cases(row.cases) if row.cases else {},
+            code_length=row.code_length)
+
     def take_in(self, record: ProgramRecord) -> list[Event]:
         """Add one evaluated program (in commit order); the selector's events."""
         events = self.selector.add(record, commit_rng(self.seed, record.id))
@@ -59,8 +69,8 @@ class Archive:
     def restore(self, store: Store, hooks: list[LoopHook], recorder: Recorder) -> None:
         """Replay every committed evaluation into the (fresh) selector, then load the states
         that cannot be derived from the history and check the stored archive snapshot."""
-        for row, result in store.candidates.evaluated_in_commit_order():
-            self.take_in(self.record_of(row, result))
+        for row in store.candidates.replay_rows():
+            self.take_in(self.replay_record(row))
         for parent_id, count in store.candidates.children_counts().items():
             program = self.selector.programs.get(parent_id)
             if program is not None:

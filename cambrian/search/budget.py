@@ -53,8 +53,11 @@ class BudgetManager:
         return None
 
     def progress(self, evaluated: int) -> float:
-        """Share of the run done: the furthest of evaluations and wall time."""
+        """Share of the run done: the furthest of evaluations, LLM calls and wall time (money
+        and tokens are paced against it, so they are not part of it)."""
         shares = [evaluated / self.generations if self.generations else 1.0]
+        if self.config.max_llm_calls:
+            shares.append(self.spend().calls / self.config.max_llm_calls)
         if self.config.max_wall_time_s:
             shares.append(self.elapsed_s() / self.config.max_wall_time_s)
         return min(1.0, max(shares))

@@ -17,6 +17,7 @@ import cambrian.evaluate.factory
 import cambrian.mutate.prompts
 import cambrian.mutate.proposer  # noqa: F401  registers the default generator
 from cambrian.config import RunConfig
+from cambrian.config.extras import check_extras
 from cambrian.core.bus import EventBus, Subscriber
 from cambrian.core.components import get_component, make_component
 from cambrian.core.errors import ConfigError
@@ -30,7 +31,7 @@ from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
 from cambrian.llm.gateway import LLMGateway
 from cambrian.llm.providers import PROVIDERS
-from cambrian.meta.comprehension import ProblemComprehension
+from cambrian.meta.comprehension import ProblemComprehension, brief_approaches
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.meta.prompt_archive import build_prompt_archive
 from cambrian.meta.scratchpad import build_scratchpad
@@ -38,6 +39,7 @@ from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.proposer import Proposer
 from cambrian.mutate.schedule import build_mutation_schedule
+from cambrian.mutate.strategies import GENERAL_STRATEGIES, StrategyMenu
 from cambrian.search.archive import Archive
 from cambrian.search.budget import BudgetManager
 from cambrian.search.commit import Committer
@@ -53,10 +55,12 @@ from cambrian.search.proposals import ProposalSlots
 from cambrian.search.recycling import build_deletion_filter, parent_view
 from cambrian.search.registry import make_hooks, make_selector
 from cambrian.search.requests import RequestBuilder
+from cambrian.search.stoppers import Stoppers
 from cambrian.search.tune_step import build_tune_operator
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
+from cambrian.tracking.tracker import build_tracker
 
 
 def check_names(config: RunConfig) -> None:
@@ -75,6 +79,7 @@ def check_names(config: RunConfig) -> None:
     make_selector(config)
     for kind in ("context_builder", "generator", "evaluator"):
         get_component(kind, getattr(config.search, kind))
+    check_extras(config)  # an optional dependency the config needs, e.g. llama.cpp
 
 
 def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
@@ -88,6 +93,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     for subscriber in subscribers:
         bus.subscribe(subscriber)
     recorder = Recorder(store, bus)
+    tracker = build_tracker(config, store, run_dir, task.name)  # MLflow / W&B export
+    if tracker is not None:
+        bus.subscribe(tracker)
     objective = Objective.of(task.direction)
     counters = LoopCounters()
     budget = BudgetManager(config.budget, store, config.evolution.generations)
@@ -111,7 +119,10 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     def search_state() -> dict[str, Any]:
         return archive.state(rng, hooks, ensemble.state())
 
-    committer = Committer(ctx, archive, ensemble, search_state, progress.evaluations_spent)
+    # The evaluated event a commit emits counts the evaluation it commits (the counts follow
+    # the published events, so they see it only after the commit).
+    committer = Committer(ctx, archive, ensemble, search_state,
+                          lambda: progress.evaluations_spent(committing=1))
 
     # Child filters, in the order a proposal passes them, with their rejections per generation.
     feedback = config.trace_feedback  # what the trace analyses feed back (seed 001 §6)
@@ -122,7 +133,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     if novelty is not None:  # a migrated program joins its new island's index
         bus.subscribe(novelty.follow)
 
-    schedule = build_mutation_schedule(config, store, objective)
+    schedule = build_mutation_schedule(config, store, objective, budget.progress)
 
     def reply_refused(tags: dict[str, Any]) -> None:
         if schedule is not None and tags.get("intent"):
@@ -136,8 +147,15 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     def prepare_budget() -> str | None:
         return budget.stop_reason(0)
 
+    strategies = (StrategyMenu(
+        [*config.mutation.strategies,
+         *(GENERAL_STRATEGIES if config.mutation.general_strategies else ())], store, objective)
+        if schedule is not None and "strategy" in config.mutation.types else None)
+
     def set_brief(brief: str | None) -> None:
         proposer.prompts.brief = brief
+        if strategies is not None:
+            strategies.add(brief_approaches(store))
 
     queue = EvaluationQueue(ctx, executor, committer, hooks)
     hooks.append(Preflight(ctx, queue))
@@ -171,7 +189,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     requests = RequestBuilder(
         config, store, rng, lambda: parent_view(archive.selector, deletion_filter),
         progress.evaluations_spent, guidance=guidance, hooks=hooks, mutation_schedule=schedule,
-        objective=objective)
+        strategies=strategies, objective=objective)
     committer.listeners.append(lambda row, record: requests.forget(row.id))
     if schedule is not None:
         committer.listeners.append(lambda row, record: schedule.observe(row))
@@ -179,7 +197,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     slots = ProposalSlots(ctx, archive, hooks, requests, proposer, ensemble, allowances,
                           progress, lambda: stop(), search_state)
     control = RunControl(recorder, config, budget, run_dir)
+    stoppers = Stoppers(config.evolution, objective, progress.evaluations_spent)
+    bus.subscribe(stoppers.follow)
     evolution = Evolution(ctx, archive, hooks, progress, slots, queue, executor, novelty,
-                          search_state, control)
+                          search_state, control, stoppers)
     stop = evolution.stop_reason
     return evolution

@@ -26,11 +26,15 @@ from cambrian.task.folder import Task
 
 class RunAborted(RuntimeError):
     """The run cannot continue (e.g. the LLM rejects every request); the store stays valid.
-    ``outcome`` says which exit code ``cambrian run`` returns."""
+    ``outcome`` says which exit code ``cambrian run`` returns; ``before_start`` marks a run
+    stopped by its preflight, before any LLM call (a new run's folder then holds nothing worth
+    keeping)."""
 
-    def __init__(self, message: str, outcome: RunOutcome = RunOutcome.FAILED) -> None:
+    def __init__(self, message: str, outcome: RunOutcome = RunOutcome.FAILED, *,
+                 before_start: bool = False) -> None:
         super().__init__(message)
         self.outcome = outcome
+        self.before_start = before_start
 
 
 @dataclass
@@ -87,12 +91,13 @@ class Progress:
         elif isinstance(event, (DuplicateFound, ScreenedOut)):
             self.pending -= 1
 
-    def children_evaluated(self) -> int:
-        """Children evaluated so far (the initial program excluded)."""
-        return max(0, self.evaluated - 1)
+    def children_evaluated(self, committing: int = 0) -> int:
+        """Children evaluated so far (the initial program excluded); ``committing``: evaluations
+        being committed whose events are not published yet."""
+        return max(0, self.evaluated + committing - 1)
 
     def hook_evaluations(self) -> int:
         return sum(hook.evaluations_spent() for hook in self.hooks)
 
-    def evaluations_spent(self) -> int:
-        return self.children_evaluated() + self.hook_evaluations()
+    def evaluations_spent(self, committing: int = 0) -> int:
+        return self.children_evaluated(committing) + self.hook_evaluations()

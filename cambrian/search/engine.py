@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.core.bus import Subscriber
-from cambrian.core.events import SessionEnded, SessionStarted
-from cambrian.core.hooks import LoopHook
+from cambrian.core.events import SessionEnded, SessionStarted, SideStepFailed
+from cambrian.core.hooks import LoopHook, StepFailed
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.executor import EvaluationExecutor
@@ -29,6 +29,7 @@ from cambrian.search.evaluations import EvaluationQueue
 from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.proposals import ProposalSlots
 from cambrian.search.side_work import PeriodicJob, SideWork
+from cambrian.search.stoppers import Stoppers
 from cambrian.store.rows import CandidateRow
 
 __all__ = ["Evolution", "RunAborted", "RunSummary"]
@@ -57,7 +58,8 @@ class Evolution:
     def __init__(self, ctx: RunContext, archive: Archive, hooks: list[LoopHook],
                  progress: Progress, slots: ProposalSlots, queue: EvaluationQueue,
                  executor: EvaluationExecutor, novelty: NoveltyFilter | None,
-                 search_state: Any, control: RunControl) -> None:
+                 search_state: Any, control: RunControl,
+                 stoppers: Stoppers | None = None) -> None:
         self.ctx = ctx
         self.archive = archive
         self.hooks = hooks
@@ -68,9 +70,10 @@ class Evolution:
         self.novelty = novelty
         self.search_state = search_state
         self.control = control
+        self.stoppers = stoppers  # evolution.target_score / evolution.patience
         self.side_work = SideWork(
             [PeriodicJob(hook.name, hook.due, self._hook_step(hook), hook.blocks_proposals)
-             for hook in hooks], self.side_call_stop)
+             for hook in hooks], self.side_call_stop, self._side_step_failed)
         self._started = False
         self._restored = False
 
@@ -126,6 +129,9 @@ class Evolution:
         reason = self.ctx.budget.stop_reason(counters.proposals_in_flight + launching)
         if reason is not None:
             return reason
+        early = self.stoppers.check() if self.stoppers is not None else None
+        if early is not None:
+            return early[0]
         if counters.screened_out >= MAX_CONSECUTIVE_SCREENED_OUT:
             return (f"the last {counters.screened_out} children were all screened out before "
                     "full evaluation")
@@ -168,6 +174,14 @@ class Evolution:
 
         return step
 
+    def _side_step_failed(self, job: PeriodicJob, failure: StepFailed, evaluated: int) -> None:
+        recorder = self.ctx.recorder
+        with recorder.transaction():
+            recorder.emit(*failure.events, SideStepFailed(
+                hook=job.name, reason=failure.reason, evaluated=evaluated,
+                failures=job.failures, retry_at=job.retry_at or evaluated))
+            recorder.save_state(self.search_state())
+
     # ------------------------------------------------------------------ main loop
 
     def restore(self) -> None:
@@ -175,6 +189,8 @@ class Evolution:
         if not self._restored:
             self._restored = True
             self.archive.restore(self.ctx.store, self.hooks, self.ctx.recorder)
+            if self.stoppers is not None:
+                self.stoppers.restore(self.ctx.store)
             if self.novelty is not None:
                 self.novelty.restore()
 
@@ -185,7 +201,7 @@ class Evolution:
         for hook in self.hooks:  # checks, the initial program, the brief, a first program
             await hook.prepare()
         if self.novelty is not None:  # every island's index starts with the initial program
-            await self.novelty.index_initial(ctx.store.candidates.get(1))
+            self.novelty.start_indexing(ctx.store.candidates.get(1))  # awaited by the 1st check
 
     async def run(self) -> RunSummary:
         if self._started:
@@ -195,7 +211,7 @@ class Evolution:
         ctx.recorder.emit(SessionStarted(pid=os.getpid()))
         proposals: set[asyncio.Task[int | None]] = set()
         evaluations: set[asyncio.Task[None]] = set()
-        side: set[asyncio.Task[Any]] = set()
+        side: set[asyncio.Future[Any]] = set()  # side tasks, and futures of their release
         steering: asyncio.Task[None] | None = None  # wakes the loop for control requests
         try:
             await self._prepare()
@@ -234,22 +250,29 @@ class Evolution:
                                            outcome=_outcome_of(exc).word))
             raise
         finally:
+            if self.novelty is not None:
+                await self.novelty.close()
             await self.executor.close()
         for task in side | ({steering} if steering else set()):
             task.cancel()  # a scratchpad update still running is of no use to a finished run
         await asyncio.gather(*side, return_exceptions=True)
-        reason = (GENERATION_BUDGET_REACHED
-                  if self.evaluations_spent() >= ctx.config.evolution.generations
-                  else f"stopped on request ({self.control.stop_requested})"
-                  if self.control.stop_requested is not None
-                  else self.stop_reason(launching=1) or "no further proposal possible")
-        outcome = (RunOutcome.STOPPED if self.control.stop_requested is not None
-                   and reason != GENERATION_BUDGET_REACHED else self._outcome(reason))
+        early = self.stoppers.check() if self.stoppers is not None else None
+        if early is not None:  # a target score or patience: the run did its work
+            reason, outcome = early
+        else:
+            reason = (GENERATION_BUDGET_REACHED
+                      if self.evaluations_spent() >= ctx.config.evolution.generations
+                      else f"stopped on request ({self.control.stop_requested})"
+                      if self.control.stop_requested is not None
+                      else self.stop_reason(launching=1) or "no further proposal possible")
+            outcome = (RunOutcome.STOPPED if self.control.stop_requested is not None
+                       and reason != GENERATION_BUDGET_REACHED else self._outcome(reason))
         ctx.recorder.emit(SessionEnded(reason=reason, outcome=outcome.word))
         return self.summary(reason, outcome)
 
     def _outcome(self, reason: str) -> RunOutcome:
-        """Why the session ended, as an exit code: 0 only when it spent its budget."""
+        """Why the session ended, as an exit code: 0 only when it spent its budget (or, above,
+        reached its target score or ran out of patience)."""
         if reason == GENERATION_BUDGET_REACHED:
             return RunOutcome.COMPLETED
         if self.ctx.budget.stop_reason(0) is not None:

@@ -45,3 +45,37 @@ def lineage_history_note(store: Store, parent_id: int, steps: int,
                      f"{_score(after.score)}{change}): \"{description or 'no description'}\"")
     note = "How the current program came about (oldest step first):\n" + "\n".join(lines)
     return (note,), {"history_steps": len(lines)}
+
+
+def tried_ideas_note(store: Store, parent_id: int, limit: int,
+                     objective: Objective = MAXIMIZE) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """(notes, tags): the changes the last ``limit`` children of ``parent_id`` tried that did not
+    beat it, so the next proposal does not repeat them; nothing when there are none."""
+    if limit <= 0:
+        return (), {}
+    parent = store.candidates.get(parent_id)
+    lines, ids = [], []
+    for child in reversed(store.candidates.children(parent_id)):
+        if len(lines) >= limit:
+            break
+        description = (child.description or "").strip().replace("\n", " ")
+        if not description or child.status in ("pending", "duplicate"):
+            continue
+        if child.status == "correct" and child.score is not None and parent.score is not None:
+            if objective.better(child.score, parent.score):
+                continue
+            outcome = ("no better" if child.score == parent.score
+                       else f"worse: {child.score:.6g}")
+        elif child.status == "correct":
+            continue
+        else:
+            outcome = "failed" if child.status != "rejected" else "refused"
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
+        lines.append(f"  - \"{description}\" ({outcome})")
+        ids.append(child.id)
+    if not lines:
+        return (), {}
+    note = ("Changes already tried on the current program that did not improve it (try "
+            "something else):\n" + "\n".join(reversed(lines)))
+    return (note,), {"tried_ideas": ids}

@@ -22,6 +22,7 @@ store on resume; negligible beside the LLM call each lookup follows.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -140,6 +141,10 @@ class NoveltyFilter:
         self.initial_id = initial_id
         self.index = SimilarityIndex()
         self._vectors: dict[str, np.ndarray] = {}  # of children checked, until accepted
+        self._initial_indexing: asyncio.Future[None] | None = None
+        warm_up = getattr(embedder, "warm_up", None)
+        if warm_up is not None:  # load the model in the background from now on
+            warm_up()
 
     # ------------------------------------------------------------------ index
 
@@ -154,6 +159,22 @@ class NoveltyFilter:
 
     def _islands_of(self, candidate_id: int, island: int) -> range | list[int]:
         return range(self.num_islands) if candidate_id == self.initial_id else [island]
+
+    def start_indexing(self, initial: CandidateRow) -> None:
+        """``index_initial`` in the background: the first proposal's LLM call does not wait
+        for the embedding model to load (seconds, for the bundled one); the first novelty check,
+        which comes after that call, does."""
+        self._initial_indexing = asyncio.ensure_future(self.index_initial(initial))
+
+    async def _indexed(self) -> None:
+        if self._initial_indexing is not None:
+            await asyncio.shield(self._initial_indexing)
+
+    async def close(self) -> None:
+        """Stop indexing the initial program if it is still under way (the run ends)."""
+        if self._initial_indexing is not None and not self._initial_indexing.done():
+            self._initial_indexing.cancel()
+            await asyncio.gather(self._initial_indexing, return_exceptions=True)
 
     async def index_initial(self, initial: CandidateRow) -> None:
         """Put the initial program on every island's index (embedding it once)."""
@@ -208,6 +229,7 @@ class NoveltyFilter:
         """``use_judge=False`` when the verdict will not be used (the generation has spent its
         rejections): no judge call is spent on it."""
         vector = await self._embed(source)
+        await self._indexed()
         nearest = self.index.nearest(island, vector)
         if nearest is None or nearest[0] <= self.threshold:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))

@@ -7,11 +7,13 @@ the LLM to fix it, or the task has no initial program and the LLM writes one).""
 from __future__ import annotations
 
 import logging
+import sys
 
 from cambrian.core.events import PreflightNote
 from cambrian.core.hooks import LoopHook
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.missing_module import missing_module, missing_module_advice
 from cambrian.lang.syntax import check_syntax
 from cambrian.search.context import RunAborted, RunContext
 from cambrian.search.evaluations import EvaluationQueue
@@ -30,19 +32,29 @@ class Preflight(LoopHook):
     async def prepare(self) -> None:
         await self._check_models()
         initial = self.ctx.store.candidates.find(1)
-        if initial is None or initial.status is not CandidateStatus.PENDING:
-            return  # the LLM writes the first program, or it was evaluated in an earlier session
+        if initial is not None and initial.status is not CandidateStatus.PENDING:
+            return  # evaluated in an earlier session
+        for note in self.ctx.task.notes:  # e.g. a peer's config file, translated
+            log.warning(note)
+            self.ctx.recorder.emit(PreflightNote(message=note))
+        if initial is None:
+            return  # the LLM writes the first program
         self._check_source(initial.source or "")
         await self.queue.evaluate(initial)
         evaluated = self.ctx.store.candidates.get(1)
+        result = self.ctx.store.evaluations.latest(1)
+        module = missing_module(result) if result is not None else None
+        if module is not None:  # no LLM call can install a package: stop, even to repair
+            python = self.ctx.config.evaluation.python or sys.executable
+            raise RunAborted(missing_module_advice(module, python), RunOutcome.NOTHING_EVALUATED,
+                             before_start=True)
         if evaluated.status is CandidateStatus.CORRECT or self.ctx.config.evolution.repair_initial:
             return
-        result = self.ctx.store.evaluations.latest(1)
         detail = (result.error or result.stderr[-1500:] or result.status) if result else ""
         raise RunAborted(
             f"the initial program does not pass the task's evaluation ({evaluated.status}): "
             f"{detail.strip()[:1500]}. Fix it (or set evolution.repair_initial: true to have the "
-            "LLM repair it)", RunOutcome.NOTHING_EVALUATED)
+            "LLM repair it)", RunOutcome.NOTHING_EVALUATED, before_start=True)
 
     async def _check_models(self) -> None:
         gateway = self.ctx.gateway
@@ -50,19 +62,22 @@ class Preflight(LoopHook):
             problem = await gateway.unreachable(label)
             if problem is not None:
                 raise RunAborted(f"model '{label}': {problem}; start the server or fix "
-                                 "llm.models[].base_url", RunOutcome.LLM_UNREACHABLE)
+                                 "llm.models[].base_url", RunOutcome.LLM_UNREACHABLE,
+                                 before_start=True)
 
     def _check_source(self, source: str) -> None:
         language = self.ctx.task.language
         error = check_syntax(source, language)
         if error is not None:
             raise RunAborted(f"the initial program does not parse as {language.name}: {error}",
-                             RunOutcome.NOTHING_EVALUATED)
+                             RunOutcome.NOTHING_EVALUATED,
+                             before_start=True)
         try:
             regions = parse_regions(source)
         except BlockError as exc:
             raise RunAborted(f"the initial program's EVOLVE-BLOCK markers are malformed: {exc}",
-                             RunOutcome.NOTHING_EVALUATED) from None
+                             RunOutcome.NOTHING_EVALUATED,
+                             before_start=True) from None
         if not regions.has_markers:
             note = ("the initial program has no EVOLVE-BLOCK-START/END markers: the whole file "
                     "may change; add the markers around the part that should evolve")

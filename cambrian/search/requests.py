@@ -20,8 +20,10 @@ from cambrian.evaluate.judge.verdicts import Verdict
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
+from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
+from cambrian.mutate.strategies import StrategyMenu
 from cambrian.search.algorithm import Selector
-from cambrian.search.history import lineage_history_note
+from cambrian.search.history import lineage_history_note, tried_ideas_note
 from cambrian.search.recycling import deletion_history_note
 from cambrian.store.store import Store
 
@@ -38,6 +40,7 @@ class RequestBuilder:
         guidance: GuidanceBoard,
         hooks: list[LoopHook],
         mutation_schedule: Any = None,
+        strategies: StrategyMenu | None = None,
         objective: Objective = Objective(),
     ) -> None:
         self.config = config
@@ -49,6 +52,7 @@ class RequestBuilder:
         self.guidance = guidance
         self.hooks = hooks
         self.mutation_schedule = mutation_schedule
+        self.strategies = strategies
         self._views: dict[int, ProgramView] = {}
 
     # ------------------------------------------------------------------ program views
@@ -85,11 +89,15 @@ class RequestBuilder:
         lineage, lineage_tags = lineage_history_note(
             self.store, request.parent.id, self.config.prompt.history_programs,
             self.objective)
+        tried, tried_tags = tried_ideas_note(
+            self.store, request.parent.id, self.config.prompt.tried_ideas, self.objective)
         history, history_tags = deletion_history_note(  # last: the first note a tight prompt drops
             self.store, self.config.trace_feedback, request.parent.id)
-        return replace(request, notes=guidance + failure + request.notes + lineage + history,
+        return replace(request,
+                       notes=guidance + failure + request.notes + lineage + tried + history,
                        preamble=preamble, tags={**request.tags, **tags, **failure_tags,
-                                                **prompt_tags, **lineage_tags, **history_tags})
+                                                **prompt_tags, **lineage_tags, **tried_tags,
+                                                **history_tags})
 
     def _parent_request(self, generation: int) -> ProposalRequest:
         sample = self.selector().sample(self.rng)
@@ -105,10 +113,14 @@ class RequestBuilder:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
             note for hook in self.hooks for note in hook.prompt_notes(self.rng))
+        tags: dict[str, Any] = {"intent": intent} if intent else {}
+        if intent == "strategy" and self.strategies is not None:
+            choice = self.strategies.choose(self.rng, sample.parent_id)
+            if choice is not None:
+                tags[STRATEGY_NOTE] = choice.text
         return ProposalRequest(
             generation, sample.island, kind, self.view(sample.parent_id),
-            tuple(self.view(i) for i in inspiration_ids), notes,
-            tags={"intent": intent} if intent else {},
+            tuple(self.view(i) for i in inspiration_ids), notes, tags=tags,
         )
 
     def choose_kind(self, has_inspirations: bool) -> tuple[str, str | None]:

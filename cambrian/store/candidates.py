@@ -13,7 +13,7 @@ from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.store.codec import finite_or_none, loads
 from cambrian.store.database import Database
 from cambrian.store.evaluations import Evaluations
-from cambrian.store.rows import CandidateRow, NewCandidate, PromptPull
+from cambrian.store.rows import CandidateRow, NewCandidate, PromptPull, ReplayRow
 
 _COLUMNS = ("id, generation, island, parent_id, operator, status, source, source_hash, "
             "description, model, score, error, notes_json, context_id, created_at, language")
@@ -127,6 +127,26 @@ class Candidates:
             sql += f" WHERE status IN {_in(params)}"
         return [_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
 
+    def with_note(self, key: str) -> list[CandidateRow]:
+        """Candidates whose notes hold ``key``, by id."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM candidates WHERE json_extract(notes_json, ?) IS NOT NULL "
+            "ORDER BY id", (f"$.{key}",))
+        return [_row(r) for r in rows]
+
+    def children(self, parent_id: int) -> list[CandidateRow]:
+        """Every candidate proposed from ``parent_id``, by id."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM candidates WHERE parent_id = ? ORDER BY id", (parent_id,))
+        return [_row(r) for r in rows]
+
+    def recent_evaluated(self, limit: int, exclude_id: int | None = None) -> list[CandidateRow]:
+        """The last ``limit`` evaluated candidates by id (oldest first)."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM candidates WHERE status IN {_EVALUATED_SQL} AND id != ? "
+            "ORDER BY id DESC LIMIT ?", (-1 if exclude_id is None else exclude_id, limit))
+        return [_row(r) for r in reversed(rows.fetchall())]
+
     def by_ids(self, ids: set[int]) -> dict[int, CandidateRow]:
         found: dict[int, CandidateRow] = {}
         ordered = sorted(ids)
@@ -183,6 +203,37 @@ class Candidates:
             f"WHERE c.status IN {_EVALUATED_SQL} ORDER BY first.first_id").fetchall()
         latest = self._evaluations.latest_of({int(r[0]) for r in rows})
         return [(_row(r), latest[int(r[0])]) for r in rows if int(r[0]) in latest]
+
+    def replay_rows(self) -> list[ReplayRow]:
+        """What ``evaluated_in_commit_order`` gives a resumed selector, in the same order, read
+        lean: no source, output or private metrics is loaded or decoded (a resume of 100,000
+        programs reads this once)."""
+        rows = self._db.execute(
+            "SELECT c.id, c.parent_id, c.island, c.generation, c.status, c.score, "
+            "length(c.source), e.public_json, CASE json_type(e.extra_json, '$.cases') "
+            "WHEN 'array' THEN json_extract(e.extra_json, '$.cases') END "
+            "FROM (SELECT candidate_id, MIN(id) AS first_id, MAX(id) AS last_id FROM evaluations "
+            "GROUP BY candidate_id) f JOIN candidates c ON c.id = f.candidate_id "
+            f"JOIN evaluations e ON e.id = f.last_id WHERE c.status IN {_EVALUATED_SQL} "
+            "ORDER BY f.first_id")
+        statuses = {s.value: s for s in CandidateStatus}
+        return [ReplayRow(int(i), parent, island, generation, statuses[status], score,
+                          int(length or 0), loads(public, {}), loads(cases, None))
+                for i, parent, island, generation, status, score, length, public, cases in rows]
+
+    def intent_outcomes(self) -> list[tuple[int, int | None, CandidateStatus, float | None,
+                                            str, float]]:
+        """(id, parent id, status, score, intent, first commit time) of every evaluated
+        candidate made with a mutation intent (``notes.intent``), in commit order."""
+        rows = self._db.execute(
+            "SELECT c.id, c.parent_id, c.status, c.score, json_extract(c.notes_json, '$.intent'),"
+            " f.first_at FROM (SELECT candidate_id, MIN(id) AS first_id, MIN(created_at) AS "
+            "first_at FROM evaluations GROUP BY candidate_id) f "
+            "JOIN candidates c ON c.id = f.candidate_id "
+            f"WHERE c.status IN {_EVALUATED_SQL} "
+            "AND json_extract(c.notes_json, '$.intent') IS NOT NULL ORDER BY f.first_id")
+        return [(int(i), parent, CandidateStatus(status), score, str(intent), float(at))
+                for i, parent, status, score, intent, at in rows]
 
     def prompt_pulls(self) -> list[PromptPull]:
         """Candidates made under a co-evolved system prompt (``notes.prompt_id``), pending and

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from cambrian.core.status import CandidateStatus
 
@@ -40,6 +40,22 @@ class CandidateRow:
     context_id: int | None = None
     created_at: float = 0.0
     language: str = ""
+
+
+class ReplayRow(NamedTuple):
+    """What a resumed run replays of one evaluated candidate: the columns the selector needs
+    and its last evaluation's public metrics and per-case results, nothing else (a tuple: a
+    resume makes one per evaluated program)."""
+
+    id: int
+    parent_id: int | None
+    island: int | None
+    generation: int
+    status: CandidateStatus
+    score: float | None
+    code_length: int
+    public: dict[str, Any]
+    cases: list[Any] | None
 
 
 @dataclass(frozen=True)

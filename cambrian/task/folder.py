@@ -18,11 +18,11 @@ from cambrian.config import ConfigError, RunConfig, read_config_file
 from cambrian.task.contracts import detect_contract
 from cambrian.lang.languages import Language, language_by_name, language_for_path
 from cambrian.task.blocks import BlockError, parse_regions
+from cambrian.task.peer_configs import PeerConfig, find_config_file, read_peer_config
 
-INITIAL_STEMS = ("initial", "initial_program", "main", "solution")
+INITIAL_STEMS = ("initial", "initial_program", "init_program", "main", "solution")
 EVALUATOR_NAMES = ("evaluate.py", "evaluator.py")
 PROBLEM_NAMES = ("problem.md", "PROBLEM.md", "statement.md", "problem.txt", "README.md")
-CONFIG_NAMES = ("config.yaml", "config.yml")
 
 
 class TaskError(ValueError):
@@ -41,6 +41,8 @@ class Task:
     problem_statement: str | None
     description: str | None
     direction: str
+    # Things worth telling the person at the start of a run (a peer's config translated...).
+    notes: tuple[str, ...] = ()
 
     @property
     def program_filename(self) -> str:
@@ -61,12 +63,19 @@ class Task:
 
 
 def task_config_layer(task_dir: Path) -> dict[str, Any]:
-    """The task folder's own config.yaml as a config layer (empty when absent)."""
-    for name in CONFIG_NAMES:
-        path = task_dir / name
-        if path.exists():
-            return read_config_file(path)
-    return {}
+    """The task folder's own config.yaml as a config layer (empty when absent). An OpenEvolve
+    or ShinkaEvolve config file is translated (``peer_configs.py``)."""
+    path = find_config_file(Path(task_dir))
+    if path is None:
+        return {}
+    peer = read_peer_config(path, Path(task_dir))
+    return peer.layer if peer is not None else read_config_file(path)
+
+
+def peer_config(task_dir: Path) -> PeerConfig | None:
+    """The task folder's config file when it is a peer's, with what was translated."""
+    path = find_config_file(Path(task_dir))
+    return read_peer_config(path, Path(task_dir)) if path is not None else None
 
 
 def _find_initial(root: Path, configured: str | None, required: bool) -> Path | None:
@@ -158,10 +167,18 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
     source = _read_initial(initial) if initial is not None else None
     language = _language(root, config, initial)
 
+    notes: list[str] = []
     if config.judge is not None:
         evaluator, contract = _judged_task(root, config), "judge"
     else:
         evaluator, contract = _evaluator_and_contract(root, config)
+        if problem is None and (docstring := _evaluator_docstring(evaluator)):
+            problem = docstring
+            notes.append(f"no problem statement in {root.name}: the docstring of "
+                         f"{evaluator.name} is used as the statement")
+    peer = peer_config(root)
+    if peer is not None:
+        notes.insert(0, peer.note)
 
     return Task(
         root=root,
@@ -174,7 +191,19 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
         problem_statement=problem,
         description=settings.description,
         direction=settings.direction,
+        notes=tuple(notes),
     )
+
+
+def _evaluator_docstring(evaluator: Path) -> str | None:
+    """A Python evaluator's module docstring (a folder without README or problem.md)."""
+    if evaluator.suffix != ".py":
+        return None
+    try:
+        docstring = ast.get_docstring(ast.parse(evaluator.read_text()))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    return docstring.strip() if docstring and docstring.strip() else None
 
 
 def _judged_task(root: Path, config: RunConfig) -> Path:
@@ -205,4 +234,4 @@ def _evaluator_and_contract(root: Path, config: RunConfig) -> tuple[Path, str]:
     return evaluator, contract
 
 
-__all__ = ["ConfigError", "Task", "TaskError", "load_task", "task_config_layer"]
+__all__ = ["ConfigError", "Task", "TaskError", "load_task", "peer_config", "task_config_layer"]

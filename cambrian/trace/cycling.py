@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, astuple, dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
@@ -92,7 +92,9 @@ class RecycleCounts:
         return self.reintroduced / self.added if self.added else None
 
     def __add__(self, other: RecycleCounts) -> RecycleCounts:
-        return RecycleCounts(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        return RecycleCounts(self.added + other.added, self.reintroduced + other.reintroduced,
+                             self.literal + other.literal, self.tuning + other.tuning,
+                             self.trivial + other.trivial)
 
 
 @dataclass(frozen=True)

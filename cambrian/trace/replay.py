@@ -24,7 +24,7 @@ from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMReques
 from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.patches import PatchError, apply_reply
 from cambrian.mutate.reply_text import stopped_reply_text
-from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
+from cambrian.mutate.required_names import restore_all
 from cambrian.task.blocks import BlockError
 from cambrian.trace.extras import extras_dir, write_json
 from cambrian.trace.llm_choice import provider_for
@@ -84,9 +84,7 @@ def _reply_program(fmt: str, parent_source: str, reply: str, language: str) -> s
     BlockError or ValueError when it does not apply)."""
     source = apply_reply(fmt, parent_source, reply, language).source
     if fmt == "full" and language == "python":
-        missing = missing_required_definitions(parent_source, source)
-        if missing:
-            source = restore_definitions(parent_source, source, missing)
+        source, _ = restore_all(parent_source, source)
     return source
 
 

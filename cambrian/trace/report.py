@@ -1,4 +1,5 @@
 """One self-contained HTML page per run: figures inlined as base64 PNGs, no external resources.
+The page is the Jinja2 template ``templates/report.html``; this module computes what it shows.
 
 Sections whose data another command produces (the edit taxonomy of ``cambrian trace label`` in
 ``RUN_DIR/trace/taxonomy.json``, the tuning ceiling of ``cambrian trace tune`` in
@@ -8,32 +9,34 @@ Sections whose data another command produces (the edit taxonomy of ``cambrian tr
 from __future__ import annotations
 
 import base64
-import html
 import json
 from pathlib import Path
 from typing import Any
+
+import jinja2
 
 from cambrian.trace import report_figures as figures
 from cambrian.trace.cycling import CyclingReport, ScopeSummary, analyse_cycling
 from cambrian.trace.extras import EXTRAS_DIR, TAXONOMY_FILE, TUNING_FILE
 from cambrian.trace.extras import extras_dir as default_extras_dir
-from cambrian.trace.model import Trace
 from cambrian.trace.loading import load_trace
+from cambrian.trace.model import Trace
 from cambrian.trace.static import StaticReport, analyse_static
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
-       max-width: 1000px; color: #1f2933; padding: 0 1rem; }
-h1 { font-size: 1.6rem; margin-bottom: .2rem; }
-h2 { font-size: 1.2rem; border-bottom: 1px solid #d9e2ec; padding-bottom: .3rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: .5rem 0; }
-td, th { border: 1px solid #d9e2ec; padding: .3rem .7rem; text-align: left; font-size: .92rem; }
-th { background: #f0f4f8; }
-img { max-width: 100%; height: auto; }
-.placeholder { color: #7b8794; font-style: italic; background: #f5f7fa; padding: .8rem;
-               border-left: 3px solid #cbd2d9; }
-.muted { color: #7b8794; font-size: .9rem; }
-"""
+_TEMPLATES = Path(__file__).with_name("templates")
+_environment: jinja2.Environment | None = None
+
+Part = dict[str, Any]  # one piece of a section: see templates/report.html
+
+
+def _template() -> jinja2.Template:
+    global _environment
+    if _environment is None:
+        _environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(_TEMPLATES), autoescape=True,
+            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+            undefined=jinja2.StrictUndefined)
+    return _environment.get_template("report.html")
 
 
 def _fmt(value: Any, digits: int = 6) -> str:
@@ -48,22 +51,28 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
-def _img(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+def _img(png: bytes, alt: str) -> Part:
+    return {"kind": "figure", "alt": alt, "png": base64.b64encode(png).decode("ascii")}
 
 
-def _table(rows: list[tuple[str, str]]) -> str:
-    body = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
-    return f"<table>{body}</table>"
+def _table(rows: list[tuple[str, str]]) -> Part:
+    return {"kind": "pairs", "rows": rows}
 
 
-def _section(section_id: str, title: str, body: str) -> str:
-    return f'<section id="{section_id}"><h2>{html.escape(title)}</h2>\n{body}\n</section>'
+def _grid(head: list[str], rows: list[list[str]]) -> Part:
+    return {"kind": "grid", "head": head, "rows": rows}
 
 
-def _placeholder(text: str) -> str:
-    return f'<p class="placeholder">{html.escape(text)}</p>'
+def _note(text: str) -> Part:
+    return {"kind": "note", "text": text}
+
+
+def _section(section_id: str, title: str, *parts: Part) -> dict[str, Any]:
+    return {"id": section_id, "title": title, "parts": list(parts)}
+
+
+def _placeholder(text: str) -> Part:
+    return {"kind": "placeholder", "text": text}
 
 
 def _read_json(path: Path) -> tuple[Any, str | None]:
@@ -90,7 +99,7 @@ def label_prevalence(taxonomy: dict[str, Any]) -> list[tuple[str, float]]:
     return sorted(shares, key=lambda kv: (-kv[1], kv[0]))
 
 
-def _summary(trace: Trace, static: StaticReport, cycling: CyclingReport) -> str:
+def _summary(trace: Trace, static: StaticReport, cycling: CyclingReport) -> Part:
     totals = trace.llm_totals()
     statuses = ", ".join(f"{k}: {v}" for k, v in sorted(trace.status_counts().items()))
     roots = [c for c in trace.evaluated() if trace.parent_of(c.id) is None]
@@ -116,18 +125,16 @@ def _summary(trace: Trace, static: StaticReport, cycling: CyclingReport) -> str:
     return _table(rows)
 
 
-def _cycling_table(cycling: CyclingReport) -> str:
-    def row(name: str, scope: ScopeSummary) -> str:
+def _cycling_table(cycling: CyclingReport) -> Part:
+    def row(name: str, scope: ScopeSummary) -> list[str]:
         split = scope.split()
-        cells = [name, str(scope.counts.added), _pct(scope.share), _pct(split["literal"]),
-                 _pct(split["tuning"]), _pct(split["trivial"]), _fmt(scope.slope, 3),
-                 _fmt(scope.median_span, 3)]
-        return "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+        return [name, str(scope.counts.added), _pct(scope.share), _pct(split["literal"]),
+                _pct(split["tuning"]), _pct(split["trivial"]), _fmt(scope.slope, 3),
+                _fmt(scope.median_span, 3)]
 
-    head = ("<tr><th>scope</th><th>added lines</th><th>byte-identical re-introductions</th>"
-            "<th>literal</th><th>tuning</th><th>trivial</th><th>slope per iteration</th>"
-            "<th>median span (iterations)</th></tr>")
-    return f"<table>{head}{row('lineage', cycling.lineage)}{row('run', cycling.run)}</table>"
+    head = ["scope", "added lines", "byte-identical re-introductions", "literal", "tuning",
+            "trivial", "slope per iteration", "median span (iterations)"]
+    return _grid(head, [row("lineage", cycling.lineage), row("run", cycling.run)])
 
 
 def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
@@ -140,32 +147,22 @@ def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
         _section("best-score", "Best score over evaluations",
                  _img(figures.best_score_figure(trace, static), "best score over evaluations")),
         _section("lineage-tree", "Lineage tree",
-                 _img(figures.lineage_tree_figure(trace, static), "lineage tree")
-                 + '<p class="muted">Nodes are evaluated programs (x: iteration), coloured by '
-                 "score; the final best's lineage is drawn in orange.</p>"),
+                 _img(figures.lineage_tree_figure(trace, static), "lineage tree"),
+                 _note("Nodes are evaluated programs (x: iteration), coloured by score; the "
+                       "final best's lineage is drawn in orange.")),
         _section("cycling", "Cycling: re-introduced deleted lines",
-                 _img(figures.cycling_figure(cycling), "cycling rate over iterations")
-                 + _cycling_table(cycling)),
+                 _img(figures.cycling_figure(cycling), "cycling rate over iterations"),
+                 _cycling_table(cycling)),
         _section("program-size", "Program size and numeric literals",
                  _img(figures.program_size_figure(static), "lines of code and numeric literals")),
         _taxonomy_section(extras_dir),
         _tuning_section(extras_dir),
     ]
-    title = f"Cambrian run report — {trace.run.task}"
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n"
-            f"<h1>{html.escape(title)}</h1>\n<p class=\"muted\">run {html.escape(trace.run.id)}"
-            "</p>\n" + "\n".join(sections) + "\n</body></html>\n")
+    return _template().render(title=f"Cambrian run report — {trace.run.task}",
+                              run_id=trace.run.id, sections=sections)
 
 
-def _grid(head: list[str], rows: list[list[str]]) -> str:
-    header = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-                   for row in rows)
-    return f"<table><tr>{header}</tr>{body}</table>"
-
-
-def _taxonomy_section(extras_dir: Path | None) -> str:
+def _taxonomy_section(extras_dir: Path | None) -> dict[str, Any]:
     title = "Edit types: prevalence and helpfulness"
     path = extras_dir / TAXONOMY_FILE if extras_dir else None
     data, problem = _read_json(path) if path else (None, None)
@@ -184,18 +181,18 @@ def _taxonomy_section(extras_dir: Path | None) -> str:
                     if row else "—")
         rows.append([label, _pct(share), _fmt(row.get("odds_ratio"), 3), interval])
     labelled = sum(1 for v in (data.get("labels") or {}).values() if v)
-    note = (f'<p class="muted">{labelled} labelled edits'
+    note = (f"{labelled} labelled edits"
             + (f" of {data['edits']}" if isinstance(data.get("edits"), int) else "")
-            + (f", judge {html.escape(str(data['judge']))}" if data.get("judge") else "")
+            + (f", judge {data['judge']}" if data.get("judge") else "")
             + ". Odds ratio: odds that an edit with the label improves on its parent over the "
-            "odds for edits without it (Haldane-corrected; seed 001 §5.1).</p>")
+            "odds for edits without it (Haldane-corrected; seed 001 §5.1).")
     table = _grid(["label", "prevalence", "odds ratio (improves)", "95% interval"], rows)
     return _section("label-prevalence", title,
-                    _img(figures.label_prevalence_figure(prevalence), "edit-type prevalence")
-                    + table + note)
+                    _img(figures.label_prevalence_figure(prevalence), "edit-type prevalence"),
+                    table, _note(note))
 
 
-def _tuning_section(extras_dir: Path | None) -> str:
+def _tuning_section(extras_dir: Path | None) -> dict[str, Any]:
     title = "Tuning ceiling"
     path = extras_dir / TUNING_FILE if extras_dir else None
     data, problem = _read_json(path) if path else (None, None)
@@ -215,7 +212,7 @@ def _tuning_section(extras_dir: Path | None) -> str:
     if isinstance(values, dict) and values:
         rows.append(("best knob values", ", ".join(f"{k} = {_fmt(v)}" for k, v in values.items())))
     return _section("tuning-ceiling", title,
-                    _img(figures.tuning_figure(data), "tuning ceiling") + _table(rows))
+                    _img(figures.tuning_figure(data), "tuning ceiling"), _table(rows))
 
 
 def write_report(source: Trace | str | Path, out_html: str | Path, *,

@@ -84,8 +84,14 @@ def _tree_layout(trace: Trace, nodes: set[str]) -> dict[str, tuple[float, float]
 
 def lineage_tree_figure(trace: Trace, static: StaticReport) -> bytes:
     nodes = {c.id for c in trace.evaluated()}
-    for candidate_id in list(nodes):
-        nodes.update(trace.ancestors(candidate_id))
+    complete: set[str] = set()  # nodes whose whole ancestry is in ``nodes``
+    for candidate_id in list(nodes):  # each ancestry walked once, not once per descendant
+        path, current = [], candidate_id
+        while current is not None and current not in complete and current not in path:
+            path.append(current)
+            current = trace.parent_of(current)
+        nodes.update(path)
+        complete.update(path)
     position = _tree_layout(trace, nodes)
     figure, axes = _new(height=max(HEIGHT, min(12.0, 2.0 + 0.04 * len(position))))
     best_lineage = set(static.best_lineage)
@@ -104,7 +110,8 @@ def lineage_tree_figure(trace: Trace, static: StaticReport) -> bytes:
         candidate = trace.candidate(node)
         if candidate.status == "correct" and candidate.score is not None:
             scored.append((node, candidate.score))
-    others = [n for n in position if n not in dict(scored)]
+    scored_ids = {n for n, _ in scored}
+    others = [n for n in position if n not in scored_ids]
     if scored:
         values = [s for _, s in scored]
         low, high = min(values), max(values)

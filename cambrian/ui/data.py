@@ -22,7 +22,8 @@ from cambrian.ui.publisher import probe
 
 RUNNING, STOPPED, FINISHED, FAILED = "running", "stopped", "finished", "failed"
 IMPORTED = "imported"
-FINISHED_OUTCOMES = {RunOutcome.COMPLETED.word, RunOutcome.BUDGET_REACHED.word}
+FINISHED_OUTCOMES = {RunOutcome.COMPLETED.word, RunOutcome.BUDGET_REACHED.word,
+                     RunOutcome.TARGET_REACHED.word, RunOutcome.NO_IMPROVEMENT.word}
 STOPPED_OUTCOMES = {RunOutcome.STOPPED.word, RunOutcome.INTERRUPTED.word}
 _NUMBERS = re.compile(r"\d+(\.\d+)?")
 

@@ -8,30 +8,36 @@ N_CIRCLES = 26
 # EVOLVE-BLOCK-START
 def construct_packing():
     """Return (centers, radii): centers is a (26, 2) array, radii a (26,) array."""
-    centers = []
-    # One circle in the middle, then two rings around it.
-    centers.append([0.5, 0.5])
+    centers = np.zeros((N_CIRCLES, 2))
+    # One circle in the middle, a ring of 8 around it and an outer ring of 17.
+    centers[0] = [0.5, 0.5]
     for i in range(8):
         angle = 2 * np.pi * i / 8
-        centers.append([0.5 + 0.2 * np.cos(angle), 0.5 + 0.2 * np.sin(angle)])
+        centers[i + 1] = [0.5 + 0.3 * np.cos(angle), 0.5 + 0.3 * np.sin(angle)]
     for i in range(17):
         angle = 2 * np.pi * i / 17
-        centers.append([0.5 + 0.4 * np.cos(angle), 0.5 + 0.4 * np.sin(angle)])
-    centers = np.clip(np.array(centers), 0.01, 0.99)
-    radii = compute_radii(centers)
+        centers[i + 9] = [0.5 + 0.7 * np.cos(angle), 0.5 + 0.7 * np.sin(angle)]
+    centers = np.clip(centers, 0.01, 0.99)
+    radii = compute_max_radii(centers)
     return centers, radii
 
 
-def compute_radii(centers):
-    """Largest radii that keep every circle inside the square and apart from the others."""
-    n = len(centers)
-    radii = np.minimum.reduce([centers[:, 0], centers[:, 1], 1 - centers[:, 0], 1 - centers[:, 1]])
+def compute_max_radii(centers):
+    """Radii that keep every circle inside the square and apart from the others: each starts at
+    its distance to the nearest wall, and every overlapping pair is shrunk in proportion."""
+    n = centers.shape[0]
+    radii = np.ones(n)
     for i in range(n):
-        for j in range(n):
-            if i != j:
-                distance = np.linalg.norm(centers[i] - centers[j])
-                radii[i] = min(radii[i], distance / 2)
-    return radii * 0.9
+        x, y = centers[i]
+        radii[i] = min(x, y, 1 - x, 1 - y)
+    for i in range(n):
+        for j in range(i + 1, n):
+            distance = np.sqrt(np.sum((centers[i] - centers[j]) ** 2))
+            if radii[i] + radii[j] > distance:
+                scale = distance / (radii[i] + radii[j])
+                radii[i] *= scale
+                radii[j] *= scale
+    return radii
 # EVOLVE-BLOCK-END
 
 

@@ -41,13 +41,10 @@ std::vector<int> distances_from(const Input& in, int r0, int c0) {
     return dist;
 }
 
-// The greedy's setting: how strongly the steps to a tree discount its value.
-const double DISTANCE_POWER = 1.0;
-
 // How attractive the tree worth `value` is when it lies `steps_there` moves away and
 // `steps_back` moves from the depot; the greedy goes to the most attractive tree that fits.
 double tree_priority(int value, int steps_there, int steps_back) {
-    return value / std::pow((double)steps_there, DISTANCE_POWER);
+    return (double)value / steps_there;
 }
 
 // Walks from (r, c) down the distance field `to` (distances to the target) until it arrives.

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import textwrap
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +115,25 @@ def require_containment(
                         f"machine (containment report: {containment})")
 
     return require
+
+
+@pytest.fixture(params=[False, True], ids=["cold", "warm"])
+def make_evaluator(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """make_evaluator(settings) -> a ProgramEvaluator that starts a fresh interpreter per
+    evaluation (cold) or forks it from its warm worker (warm); the same guarantees hold."""
+    from cambrian.evaluate.runner import ProgramEvaluator
+
+    made: list[Any] = []
+
+    def make(settings: Any) -> Any:
+        evaluator = ProgramEvaluator(dataclasses.replace(settings, warm_worker=request.param))
+        made.append(evaluator)
+        return evaluator
+
+    yield make
+    for evaluator in made:
+        if evaluator.warm is not None:
+            # A warm test must not pass by falling back to cold evaluations.
+            assert evaluator.warm.disabled is None, evaluator.warm.disabled
+            assert evaluator.warm.started, "the warm worker never ran an evaluation"
+            evaluator.warm._stop()

@@ -13,7 +13,7 @@ import pytest
 
 from cambrian.evaluate.child_env import build_child_env, register_secret_values
 from cambrian.evaluate.containment import ContainmentPolicy, containment_report
-from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.evaluate.runner import EvaluatorSettings
 from cambrian.evaluate.sandbox import run_sandboxed
 
 EVALUATOR = """
@@ -50,14 +50,15 @@ def snooped(stdout: str) -> dict[str, object]:
 
 
 async def test_an_unusually_named_api_key_does_not_reach_the_candidate(
-    write_file: Callable[[str, str], Path], work_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    make_evaluator, write_file: Callable[[str, str], Path], work_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
     require_containment,
 ) -> None:
     require_containment("environment_allow_list")
     secret = f"sk-live-{uuid.uuid4().hex}"
     monkeypatch.setenv("LLM_KEY", secret)
     monkeypatch.setenv("DEEPSEEK_KEY", secret)
-    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=write_file("ev.py", EVALUATOR)))
+    evaluator = make_evaluator(EvaluatorSettings(evaluator_path=write_file("ev.py", EVALUATOR)))
     result = await evaluator.evaluate(SNOOP.format(secret=secret), work_dir)
     assert result.status == "ok", result.error
     seen = snooped(result.stdout)
@@ -68,7 +69,7 @@ async def test_an_unusually_named_api_key_does_not_reach_the_candidate(
 
 
 async def test_secret_values_are_withheld_even_when_passed_explicitly(
-    write_file: Callable[[str, str], Path], work_dir: Path
+    make_evaluator, write_file: Callable[[str, str], Path], work_dir: Path
 ) -> None:
     secret = f"sk-config-{uuid.uuid4().hex}"
     settings = EvaluatorSettings(
@@ -77,7 +78,7 @@ async def test_secret_values_are_withheld_even_when_passed_explicitly(
         secret_values=frozenset({secret}),
     )
     code = SNOOP.format(secret=secret) + "import os\nprint('HARMLESS', os.environ['HARMLESS'])\n"
-    result = await ProgramEvaluator(settings).evaluate(code, work_dir)
+    result = await make_evaluator(settings).evaluate(code, work_dir)
     assert result.status == "ok", result.error
     assert snooped(result.stdout)["own"] == []
     assert "HARMLESS kept" in result.stdout
@@ -139,3 +140,42 @@ except OSError as error:
     )
     assert "loopback ok" in result.stdout, result.stderr
     assert "outside unreachable 101" in result.stdout  # ENETUNREACH: no route at all
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+async def test_evaluation_isolate_network_setting_cuts_the_task_off(
+        tmp_path: Path, require_containment, isolated: bool) -> None:
+    """`evaluation.isolate_network` from the run's config reaches the evaluator it builds."""
+    require_containment("network_namespace")
+    import socket
+
+    from cambrian.config.loading import build_config
+    from cambrian.evaluate.factory import build_evaluator
+    from cambrian.store.store import Store
+    from cambrian.task.folder import load_task
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    task_dir = tmp_path / "task"
+    task_dir.mkdir()
+    (task_dir / "initial.py").write_text("# EVOLVE-BLOCK-START\nX = 1\n# EVOLVE-BLOCK-END\n")
+    (task_dir / "evaluate.py").write_text(f"""
+import socket
+
+def evaluate(program_path):
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+        return {{"combined_score": 1.0}}
+    except OSError:
+        return {{"combined_score": 0.0}}
+""")
+    config = build_config([], [f"evaluation.isolate_network={str(isolated).lower()}"])
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        evaluator = build_evaluator(load_task(task_dir, config), config, tmp_path / "run", store)
+        result = await evaluator.evaluate("X = 1\n", tmp_path / "work")
+    finally:
+        store.close()
+        listener.close()
+    # The host's loopback is another namespace's: an isolated evaluation cannot reach it.
+    assert result.combined_score == (0.0 if isolated else 1.0), result

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cambrian.evaluate.containment import ContainmentPolicy
-from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.evaluate.runner import EvaluatorSettings
 from cambrian.evaluate.sandbox import run_sandboxed
 from cambrian.evaluate.task_files import TaskFilesChanged
 
@@ -48,7 +48,8 @@ def outcome_of(stdout: str) -> dict[str, object]:
 
 
 async def test_candidate_cannot_write_the_task_folder_or_tmp(
-    write_file: Callable[[str, str], Path], task_dir: Path, work_dir: Path, require_containment
+    make_evaluator, write_file: Callable[[str, str], Path], task_dir: Path, work_dir: Path,
+    require_containment,
 ) -> None:
     require_containment("read_only_outside_scratch")
     evaluator_path = write_file("evaluator.py", EVALUATOR)
@@ -60,7 +61,7 @@ async def test_candidate_cannot_write_the_task_folder_or_tmp(
         "tmp": str(escape),
         "scratch": "mine.txt",  # its own scratch folder, the working directory: allowed
     }
-    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=evaluator_path))
+    evaluator = make_evaluator(EvaluatorSettings(evaluator_path=evaluator_path))
     hostile = await evaluator.evaluate(HOSTILE_WRITES.format(targets=targets), work_dir)
 
     assert hostile.status == "ok", hostile.error
@@ -78,11 +79,11 @@ async def test_candidate_cannot_write_the_task_folder_or_tmp(
 
 
 async def test_a_task_file_changed_after_the_build_stops_evaluation(
-    write_file: Callable[[str, str], Path], work_dir: Path
+    make_evaluator, write_file: Callable[[str, str], Path], work_dir: Path
 ) -> None:
     evaluator_path = write_file("evaluator.py", EVALUATOR)
     data = write_file("data.txt", "42\n")
-    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=evaluator_path))
+    evaluator = make_evaluator(EvaluatorSettings(evaluator_path=evaluator_path))
     assert (await evaluator.evaluate("VALUE = 1\n", work_dir)).status == "ok"
     # The scratch folder held verified, read-only copies of the task's files.
     assert (work_dir / "data.txt").read_text() == "42\n"
@@ -98,7 +99,7 @@ async def test_a_task_file_changed_after_the_build_stops_evaluation(
 
 
 async def test_evaluator_reads_sibling_task_files_from_its_working_directory(
-    write_file: Callable[[str, str], Path], task_dir: Path, work_dir: Path
+    make_evaluator, write_file: Callable[[str, str], Path], task_dir: Path, work_dir: Path
 ) -> None:
     (task_dir / "data").mkdir()
     write_file("data/answer.txt", "7\n")
@@ -110,7 +111,7 @@ async def test_evaluator_reads_sibling_task_files_from_its_working_directory(
             relative = Path("data/answer.txt").read_text()
             return {"combined_score": float(beside) + float(relative)}
     """)
-    result = await ProgramEvaluator(EvaluatorSettings(evaluator_path=path)).evaluate(
+    result = await make_evaluator(EvaluatorSettings(evaluator_path=path)).evaluate(
         "VALUE = 1\n", work_dir
     )
     assert result.status == "ok", result.error
@@ -149,7 +150,7 @@ else:
 
 
 async def test_dropped_output_bytes_and_the_cap_are_recorded_in_the_result(
-    write_file: Callable[[str, str], Path], work_dir: Path
+    make_evaluator, write_file: Callable[[str, str], Path], work_dir: Path
 ) -> None:
     path = write_file("evaluator.py", """
         import sys
@@ -160,7 +161,7 @@ async def test_dropped_output_bytes_and_the_cap_are_recorded_in_the_result(
             return {"combined_score": 1.0}
     """)
     settings = EvaluatorSettings(evaluator_path=path, max_output_bytes=10_000)
-    result = await ProgramEvaluator(settings).evaluate("VALUE = 1\n", work_dir)
+    result = await make_evaluator(settings).evaluate("VALUE = 1\n", work_dir)
     assert result.status == "ok", result.error
     assert result.extra["stdout_truncated_bytes"] == 40_000
     assert result.extra["stderr_truncated_bytes"] == 20_000

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cambrian.evaluate.containment import ContainmentPolicy, default_cpu_time_limit
-from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
+from cambrian.evaluate.runner import EvaluatorSettings
 from cambrian.evaluate.sandbox import run_sandboxed
 
 EVALUATOR = """
@@ -67,7 +67,7 @@ def sleeper(marker: str, *, new_session: bool) -> str:
 
 
 async def test_setsid_grandchild_does_not_outlive_the_evaluation(
-    write_file: Callable[[str, str], Path], work_dir: Path, tmp_path: Path, probe,
+    make_evaluator, write_file: Callable[[str, str], Path], work_dir: Path, tmp_path: Path, probe,
     require_containment,
 ) -> None:
     require_containment("pid_namespace")
@@ -81,7 +81,7 @@ if os.fork() == 0:  # a daemon: double fork, own session, parent gone
     os._exit(0)
 open("ready", "w").close()
 """
-    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=write_file("ev.py", EVALUATOR)))
+    evaluator = make_evaluator(EvaluatorSettings(evaluator_path=write_file("ev.py", EVALUATOR)))
     started = time.monotonic()
     result = await evaluator.evaluate(program, work_dir)
     assert result.status == "ok", result.error

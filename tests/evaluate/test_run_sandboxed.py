@@ -189,6 +189,14 @@ async def test_segfault_far_below_the_limit_is_a_crash_not_memory(tmp_path: Path
     assert "Segmentation fault" in result.stderr  # faulthandler is on by default
 
 
+async def test_a_small_process_killing_itself_is_a_crash_not_memory(tmp_path: Path) -> None:
+    result = await run_python(
+        "import os, signal, time\ntime.sleep(0.5)\nos.kill(os.getpid(), signal.SIGKILL)",
+        tmp_path, memory_limit_mb=2048)
+    assert result.signal_name == "SIGKILL"
+    assert not result.memory_exceeded and not result.timed_out
+
+
 async def test_missing_executable_is_a_127_exit_with_a_message(tmp_path: Path) -> None:
     result = await run_sandboxed(
         ["definitely-not-a-command-cambrian"],

@@ -23,7 +23,7 @@ from cambrian.search.requests import FAILED_ATTEMPT_CHARS, failed_attempt_note
 from cambrian.store.store import STORE_FILENAME, Store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
-PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
+PRIORITY_LINE = "return (double)value / steps_there;"
 # Passes `g++ -fsyntax-only` (the proposer's check) but fails to link: a compile error (CE)
 # that only the judge's real compilation finds.
 UNDEFINED_HELPER = ("double route_bonus(int tree);\n"

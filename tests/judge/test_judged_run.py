@@ -17,7 +17,7 @@ from cambrian.store.store import Store
 from cambrian.task.folder import TaskError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
-PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
+PRIORITY_LINE = "return (double)value / steps_there;"
 VARIANTS = [
     "return value / (steps_there + 0.5 * steps_back);",
     "return (double)value * value / steps_there;",

@@ -76,3 +76,19 @@ def test_local_models_are_free_and_unknown_prices_are_flagged() -> None:
     assert priced(None, usage) == (0.0, False)
     known_cost, known = priced(lookup_prices("gpt-5-mini"), usage)
     assert known and known_cost > 0
+
+
+def test_prices_come_from_genai_prices_with_its_tiers() -> None:
+    prices = lookup_prices("claude-sonnet-4-5-20250929")
+    assert prices is not None and prices.genai_model == "claude-sonnet-4-5"
+    assert prices.input_per_mtok == pytest.approx(3.0)
+    assert prices.cached_input_per_mtok == pytest.approx(0.3)
+    short = cost_usd(prices, Usage(prompt_tokens=100_000, completion_tokens=0))
+    long = cost_usd(prices, Usage(prompt_tokens=300_000, completion_tokens=0))
+    assert short == pytest.approx(0.3)
+    assert long > 3 * short  # the long-context tier (over 200k prompt tokens) costs more
+
+
+def test_kept_overrides_win_over_genai_prices() -> None:
+    # DeepSeek V3.2's list price, which the genai-prices snapshot does not have.
+    assert lookup_prices("deepseek-chat") == ModelPrices(0.28, 0.42, 0.028)

@@ -5,7 +5,11 @@ import pytest
 from cambrian.config import ConfigError, ModelConfig
 from cambrian.lang.languages import language_by_name
 from cambrian.mutate.formats.choice import reply_format
-from cambrian.mutate.required_names import missing_required_definitions, restore_definitions
+from cambrian.mutate.required_names import (
+    missing_required_definitions,
+    restore_all,
+    restore_definitions,
+)
 
 PARENT = '''import math
 
@@ -51,6 +55,34 @@ def test_restored_definitions_keep_decorators_and_the_new_code():
     assert missing_required_definitions(PARENT, repaired) == []
     compile(repaired, "child", "exec")
     assert repaired.index("SCALE = 2") < repaired.index("# EVOLVE-BLOCK-END")
+
+
+def test_helpers_the_rewritten_code_still_calls_are_restored():
+    # What the 1.5B model wrote for circle packing: a new construct_packing that still calls
+    # compute_max_radii, whose definition the reply left out.
+    parent = (
+        "import numpy as np\n\n# EVOLVE-BLOCK-START\n"
+        "def construct_packing():\n    centers = np.zeros((3, 2))\n"
+        "    return centers, compute_max_radii(centers)\n\n\n"
+        "def compute_max_radii(centers):\n    return clip(np.ones(len(centers)))\n\n\n"
+        "def clip(radii):\n    return radii * 0.5\n\n\n"
+        "def unused():\n    return 0\n# EVOLVE-BLOCK-END\n\n\n"
+        "def run_packing():\n    return construct_packing()\n")
+    child = parent.replace("np.zeros((3, 2))", "local_search(np.zeros((3, 2)))").replace(
+        parent[parent.index("def compute_max_radii"):parent.index("# EVOLVE-BLOCK-END")],
+        "def local_search(centers):\n    best = centers\n    for step in range(3):\n"
+        "        best = best + step\n    return best\n")
+    assert missing_required_definitions(parent, child) == ["compute_max_radii"]
+    repaired, restored = restore_all(parent, child)
+    assert restored == ["clip", "compute_max_radii"]  # clip: called by the restored helper
+    assert "def unused" not in repaired and "def local_search" in repaired
+    namespace: dict = {}
+    exec(compile(repaired, "child", "exec"), namespace)
+    assert namespace["run_packing"]()[1].tolist() == [0.5, 0.5, 0.5]
+    # A name the child binds itself (a parameter, a local, an import) is not missing.
+    shadowing = child.replace("def local_search(centers):", "def local_search(compute_max_radii):")
+    assert "compute_max_radii" in missing_required_definitions(parent, child)
+    assert missing_required_definitions(parent, shadowing) == []
 
 
 def test_unparsable_programs_are_left_to_the_syntax_check():

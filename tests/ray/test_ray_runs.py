@@ -127,7 +127,7 @@ def test_a_hanging_candidate_is_killed_by_its_limit_on_a_worker(
     assert processes_naming(str(tmp_path / "workers")) == []
 
 
-PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
+PRIORITY_LINE = "return (double)value / steps_there;"
 LINES = [PRIORITY_LINE, "return value / (steps_there + 0.5 * steps_back);",
          "return (double)value * value / steps_there;",
          "return value / std::pow((double)steps_there, 2.0);"]

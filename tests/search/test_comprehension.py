@@ -175,7 +175,8 @@ def test_parse_brief_tolerates_markdown_and_names_what_is_missing():
                                  "1. hexagonal grid\n2. local search")
     brief, error = parse_brief("SUMMARY:\n- x\nSCORING:\n- y\n")
     assert brief is None
-    assert error == "the reply lacks the sections INPUT AND OUTPUT:, CONSTRAINTS:, APPROACHES:"
+    assert error.startswith("the reply lacks the sections INPUT AND OUTPUT:, CONSTRAINTS:, "
+                            "APPROACHES:")
 
 
 def test_prompt_brief_keeps_whole_lines():
@@ -213,3 +214,24 @@ def test_tight_context_shrinks_the_statement_before_the_brief(tmp_path: Path):
     assert "## Problem statement" not in tighter
     assert "## Problem brief" in tighter and "[… truncated …]" in tighter
     assert "## Problem brief" not in system(260)  # dropped last, when nothing else fits
+
+
+def test_parse_brief_drops_echoed_template_lines_and_repeats():
+    # What the 1.5B model wrote for examples/function_minimum: one line five times over, and the
+    # request's placeholders as its approaches.
+    line = "- The function takes a numpy array of length `dim` and returns a float"
+    echoed = "\n".join(["SUMMARY:", "- Minimise a black-box function", "INPUT AND OUTPUT:", line,
+                        line, "SCORING:", "- log10(1 + gap), lower is better", "CONSTRAINTS:",
+                        line, line, "APPROACHES:",
+                        "1. (the algorithmic approach most likely to score well)",
+                        "2. (the next most promising one)"])
+    brief, error = parse_brief(echoed)
+    assert brief is None and "APPROACHES:" in error and "CONSTRAINTS:" in error
+    usable = echoed.replace("1. (the algorithmic approach most likely to score well)",
+                            "1. CMA-ES with restarts").replace(
+        "CONSTRAINTS:\n" + line, "CONSTRAINTS:\n- 3000 calls per problem")
+    brief, error = parse_brief(usable)
+    assert error == "" and brief is not None
+    assert brief.sections["APPROACHES"] == ["CMA-ES with restarts"]
+    assert brief.sections["CONSTRAINTS"] == ["3000 calls per problem"]
+    assert brief.text().count("returns a float") == 1

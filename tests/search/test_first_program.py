@@ -136,7 +136,7 @@ def test_when_no_draft_passes_the_run_aborts_clearly_and_resume_tries_again(tmp_
     assert summary.initial_score == 3.0 and summary.evaluations == 1
 
 
-PRIORITY_LINE = "return value / std::pow((double)steps_there, DISTANCE_POWER);"
+PRIORITY_LINE = "return (double)value / steps_there;"
 
 
 def priority_tweak(messages: list[dict[str, str]], index: int) -> str:

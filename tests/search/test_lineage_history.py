@@ -54,3 +54,35 @@ def test_history_can_be_switched_off(tmp_path: Path):
 def test_the_initial_program_has_no_history(tmp_path: Path):
     store, _ = _run(tmp_path, steps=3)
     assert lineage_history_note(store, 1, 3) == ((), {})
+
+
+def test_changes_that_did_not_beat_the_parent_are_listed_for_it(tmp_path: Path):
+    from support.store_queries import add_candidate
+
+    from cambrian.core.status import CandidateStatus
+    from cambrian.search.history import tried_ideas_note
+
+    store = Store.open(tmp_path / "run", create=True)
+
+    def add(parent: int | None, status: str, score: float | None, description: str) -> int:
+        candidate = add_candidate(store, generation=1, island=0, parent_id=parent,
+                                  operator="diff", status=status, language="python",
+                                  source=f"# {description}\n", description=description)
+        if score is not None:
+            store.candidates.update(candidate, status=CandidateStatus(status), score=score)
+        return candidate
+
+    parent = add(None, "correct", 5.0, "initial")
+    add(parent, "correct", 4.0, "Sort the items by weight")
+    add(parent, "incorrect", None, "Use a heap")
+    add(parent, "correct", 6.0, "Cache the distances")  # it improved: not listed
+    add(parent, "correct", 5.0, "Rename variables")
+    add(parent, "pending", None, "Still running")
+    notes, tags = tried_ideas_note(store, parent, 2)
+    assert len(notes) == 1
+    assert notes[0].splitlines()[1:] == ['  - "Use a heap" (failed)',
+                                         '  - "Rename variables" (no better)']
+    assert len(tags["tried_ideas"]) == 2
+    assert '"Sort the items by weight" (worse: 4)' in tried_ideas_note(store, parent, 4)[0][0]
+    assert tried_ideas_note(store, parent, 0) == ((), {})
+    store.close()

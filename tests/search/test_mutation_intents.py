@@ -13,6 +13,7 @@ from support.store_queries import sql
 from cambrian.api import resume, start
 from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import TASK_INTENT
+from cambrian.mutate.strategies import StrategyChoice
 from cambrian.store.rows import CandidateRow
 from cambrian.store.store import Store
 
@@ -54,7 +55,10 @@ def test_intents_reach_the_prompts_and_the_notes_and_survive_resume(tmp_path: Pa
         for row, context_id in children:
             intent = INTENTS[row.notes["intent"]]
             assert row.operator == intent.kind  # the intent decides the patch kind
-            assert task_text(store, context_id).startswith(intent.instruction)
+            # A strategy proposal names the concrete method it builds in (mutate/strategies.py).
+            expected = (StrategyChoice(row.notes["strategy"]).instruction
+                        if intent.name == "strategy" else intent.instruction)
+            assert task_text(store, context_id).startswith(expected)
         assert len({row.notes["intent"] for row, _ in children}) >= 2
         evaluated = [r for r in store.candidates.list("correct", "incorrect") if r.id != 1]
         refused = [r for r in store.candidates.list("patch_failed") if r.notes.get("reply_refused")]

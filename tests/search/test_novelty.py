@@ -44,7 +44,7 @@ def test_index_finds_the_nearest_program_of_the_same_island_only():
 def test_bundled_embedder_ranks_near_copies_above_rewrites():
     embedder = LocalEmbedder.shared()
     source = CIRCLES.read_text()
-    tweaked = source.replace("radii * 0.9", "radii * 0.95")
+    tweaked = source.replace("0.5 + 0.3 * np.cos", "0.5 + 0.32 * np.cos")
     rewrite = "def construct_packing():\n    import random\n    return [random.random() for _ in range(26)]\n"
     vectors = asyncio.run(embedder.embed([source, source, tweaked, rewrite]))
     assert vectors.shape == (4, 384)

@@ -38,11 +38,11 @@ def test_judge_replies_are_parsed_robustly(reply: str, verdict: bool | None):
 
 def test_judge_prompt_is_a_short_diff_of_the_mutable_code():
     source = CIRCLES.read_text()
-    tweaked = source.replace("radii * 0.9", "radii * 0.95")
+    tweaked = source.replace("0.5 + 0.3 * np.cos", "0.5 + 0.32 * np.cos")
     assert tweaked != source
     prompt = judge_prompt(source, tweaked)
     assert prompt.endswith(JUDGE_QUESTION)
-    assert "-" in prompt and "radii * 0.95" in prompt
+    assert "-" in prompt and "0.5 + 0.32 * np.cos" in prompt
     assert len(prompt) < 600 < len(source)  # the diff, not the two programs
     rewrite = source.replace("EVOLVE-BLOCK-START", "EVOLVE-BLOCK-START\n" + "x = 1\n" * 500)
     assert len(judge_prompt(source, rewrite)) < 3600  # long changes are cut
@@ -160,7 +160,7 @@ def test_without_a_judge_the_code_decides_above_the_automatic_threshold(tmp_path
     novelty = NoveltyFilter(NoveltyConfig(judge=False), LocalEmbedder.shared(), Recorder(store),
                             language="cpp")
     asyncio.run(novelty.index_initial(store.candidates.get(1)))
-    tuned = source.replace("DISTANCE_POWER = 1.0;", "DISTANCE_POWER = 0.5;")
+    tuned = source.replace("(double)value / steps_there;", "(double)value / (steps_there + 0.5);")
     verdict = asyncio.run(novelty.check(tuned, island=0))
     assert verdict.similarity > novelty.threshold and verdict.novel
     # A threshold the user set is taken at its word; a copy that differs only in comments and

@@ -26,6 +26,7 @@ from pydantic import Field, model_validator
 
 from cambrian.config import StrictModel
 from cambrian.core.events import Event
+from cambrian.core.hooks import StepFailed
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
@@ -244,7 +245,9 @@ class AdaEvolveHooks(AlgorithmHooks):
             "paradigm", self.prompt(best), max_tokens=self.options.guidance_max_tokens)
         direction = parse_direction(reply or "")
         if not direction:
-            return [AlgorithmGuidanceFailed(evaluated=sel.evaluations, reply=(reply or "")[:500])]
+            raise StepFailed("no direction in the reply" if reply else "the call failed",
+                             [AlgorithmGuidanceFailed(evaluated=sel.evaluations,
+                                                      reply=(reply or "")[:500])])
         entry = {"evaluated": sel.evaluations, "best_id": best.id, "guidance": direction}
         self.history.append(entry)
         sel.guidance, sel.guidance_left = direction, self.options.guidance_uses

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from cambrian.config import StrictModel
 from cambrian.core.events import Event
+from cambrian.core.hooks import StepFailed
 from cambrian.search.algorithm import (
     ParentSample,
     ProgramRecord,
@@ -179,7 +180,10 @@ class EvoxHooks(AlgorithmHooks):
     async def step(self, evaluated: int) -> list[Event]:
         events, self.selector.pending_events = self.selector.pending_events, []
         if self._stalled():
-            events.append(await self.rewrite())
+            outcome = await self.rewrite()
+            events.append(outcome)
+            if isinstance(outcome, StrategyRejected):
+                raise StepFailed(f"strategy rejected: {outcome.error}", events)
         return events
 
     async def rewrite(self) -> Event:
@@ -189,6 +193,9 @@ class EvoxHooks(AlgorithmHooks):
             "strategy", self.prompt(), max_tokens=self.options.rewrite_max_tokens, temperature=0.7)
         source = extract_code(reply or "")
         error = "the reply holds no code block" if source is None else await self.validate(source)
+        # Proposals go on while a rewrite is validated (side work holds them back only for the
+        # call): the next window starts when this outcome takes effect.
+        self.last_attempt = sel.evaluations
         outcome = {"evaluated": sel.evaluations, "accepted": error is None, "error": error}
         self.attempts.append(outcome)
         if error is not None:

@@ -11,6 +11,7 @@ from algorithm_helpers import build_selector, feed, record, run_algorithm, scrip
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 from support.store_queries import sql, stored_events
 
+from cambrian.core.hooks import StepFailed
 from cambrian.core.objective import MAXIMIZE
 from cambrian.search.algorithms import strategy_sandbox
 from cambrian.search.algorithms.evox import DEFAULT_STRATEGY, EvoxHooks, extract_code
@@ -107,7 +108,9 @@ def test_a_stall_triggers_a_rewrite_and_a_failed_validation_keeps_the_strategy()
                f"Better:\n```python\n{BEST_FIRST}```\n"]
     hooks = hooks_for(sel, lambda i: replies[i])
     assert sel.since_improvement == 2 and hooks.due(3)
-    events = asyncio.run(hooks.step(3))
+    with pytest.raises(StepFailed) as failed:  # the loop records it and backs off
+        asyncio.run(hooks.step(3))
+    events = failed.value.events
     assert [e.kind for e in events] == ["strategy_rejected"]
     assert "not among the programs" in events[0].payload()["error"]
     assert sel.strategy_source == DEFAULT_STRATEGY

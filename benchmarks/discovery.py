@@ -1,0 +1,289 @@
+"""Does the model's own editing carry the search? Runs a suite of tasks with plain starts (no
+planted slack) for a number of LLM calls and prints, per task and seed:
+
+  best score after 10/20/40 LLM calls (every call counts: proposals, judges, scratchpad...),
+  best score after the run's evaluations, the gain split between LLM children, crossover
+  children and tune trials, mutation calls yielding an evaluable / correct / improving child
+  (better than its parent), the steps of the best-so-far chain with whether each changed the
+  code's structure or only constants, and wall time.
+
+  .venv/bin/python benchmarks/discovery.py [--tasks circle_packing,function_minimum,...]
+        [--calls 40] [--seeds 0,1] [--label NAME] [--set KEY=VALUE ...]
+
+Runs live in benchmarks/results/discovery/LABEL/TASK-sSEED; a run that exists is resumed until
+it has spent its calls (so a long benchmark continues in a later session), then analysed.
+Figures go to stdout and to LABEL/summary.json; `--analyse-only` skips running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from cambrian.core.objective import Objective
+from cambrian.core.status import CandidateStatus
+from cambrian.store.store import Store
+from cambrian.task.blocks import BlockError, block_contents
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = {
+    "circle_packing": ROOT / "examples" / "circle_packing",
+    "function_minimum": ROOT / "examples" / "function_minimum",
+    "tsp_tour": ROOT / "examples" / "tsp_tour",
+    "heuristic_contest": ROOT / "examples" / "heuristic_contest",
+}
+CHECKPOINTS = (10, 20, 40)
+NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@dataclass
+class Step:
+    """One improvement of the best-so-far score."""
+
+    candidate: int
+    parent: int | None
+    operator: str
+    score: float
+    gain: float
+    change: str  # "structure", "constants" or "-" (no parent to compare with)
+    description: str
+
+
+@dataclass
+class RunFigures:
+    task: str
+    seed: int
+    llm_calls: int
+    mutation_calls: int
+    evaluations: int
+    initial: float | None
+    best: float | None
+    best_after_calls: dict[int, float | None]
+    gain_by_source: dict[str, float]
+    calls_evaluable: int
+    calls_correct: int
+    calls_improving: int
+    chain: list[Step] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def structural_llm_step(self) -> bool:
+        return any(s.change == "structure" and s.operator not in ("tune", "init")
+                   for s in self.chain)
+
+
+def source_kind(operator: str) -> str:
+    if operator == "tune":
+        return "tune"
+    if operator == "cross":
+        return "crossover"
+    return "llm"
+
+
+def mutable_text(source: str) -> str:
+    try:
+        return "\n".join(block_contents(source))
+    except BlockError:
+        return source
+
+
+def change_kind(parent: str | None, child: str | None) -> str:
+    """Whether the child differs from its parent only in numeric literals."""
+    if parent is None or child is None:
+        return "-"
+
+    def skeleton(source: str) -> list[str]:
+        lines = (NUMBER.sub("#", line).strip() for line in mutable_text(source).splitlines())
+        return [line for line in lines if line and not line.startswith(("#", "//"))]
+
+    return "constants" if skeleton(parent) == skeleton(child) else "structure"
+
+
+def analyse(run_dir: Path, task: str, seed: int, wall_s: float) -> RunFigures:
+    store = Store.open(run_dir, read_only=True)
+    try:
+        objective = Objective.of(store.runs.info().direction)
+        rows = {row.id: row for row in store.candidates.list()}
+        contexts = sorted(store.contexts.list(), key=lambda c: c.id)
+    finally:
+        store.close()
+    better = objective.better
+
+    def improves(score: float | None, than: float | None) -> bool:
+        return score is not None and (than is None or better(score, than))
+
+    initial_row = rows.get(1)
+    initial = initial_row.score if initial_row is not None else None
+    # Best after k calls: candidates made by one of the first k calls, or made without a call
+    # (initial program, tune trials) before the k-th call was recorded.
+    call_times = [c.created_at for c in contexts]
+    call_index = {c.id: index for index, c in enumerate(contexts, start=1)}
+
+    def calls_before(row: Any) -> int:
+        if row.context_id in call_index:
+            return call_index[row.context_id]
+        return sum(1 for t in call_times if t <= row.created_at)
+
+    correct = [r for r in rows.values() if r.status is CandidateStatus.CORRECT and r.score is not None]
+    best_after: dict[int, float | None] = {}
+    for k in CHECKPOINTS:
+        best: float | None = None
+        for row in correct:
+            if calls_before(row) <= k and improves(row.score, best):
+                best = row.score
+        best_after[k] = best if len(contexts) >= k else None
+
+    chain: list[Step] = []
+    gain: dict[str, float] = {"llm": 0.0, "crossover": 0.0, "tune": 0.0}
+    best = None
+    for row in sorted(correct, key=lambda r: r.id):
+        if not improves(row.score, best):
+            continue
+        if best is not None:
+            delta = abs(row.score - best)
+            gain[source_kind(row.operator)] += delta
+            parent = rows.get(row.parent_id) if row.parent_id else None
+            chain.append(Step(row.id, row.parent_id, row.operator, row.score, delta,
+                              change_kind(parent.source if parent else None, row.source),
+                              (row.description or "").strip().splitlines()[0][:100]
+                              if row.description else ""))
+        best = row.score
+
+    mutation = [c for c in contexts if c.purpose == "mutation"]
+    by_context = {r.context_id: r for r in rows.values() if r.context_id is not None}
+    evaluable = correct_calls = improving = 0
+    for call in mutation:
+        child = by_context.get(call.id)
+        if child is None or not child.status.evaluated:
+            continue
+        evaluable += 1
+        if child.status is CandidateStatus.CORRECT:
+            correct_calls += 1
+            parent = rows.get(child.parent_id) if child.parent_id else None
+            if parent is not None and improves(child.score, parent.score):
+                improving += 1
+    evaluations = sum(1 for r in rows.values() if r.id != 1 and r.status.evaluated)
+    return RunFigures(task, seed, len(contexts), len(mutation), evaluations, initial, best,
+                      best_after, gain, evaluable, correct_calls, improving, chain, wall_s)
+
+
+def spent_calls(run_dir: Path) -> int:
+    if not (run_dir / "run.sqlite").exists():
+        return 0
+    store = Store.open(run_dir, read_only=True)
+    try:
+        return store.contexts.count()
+    finally:
+        store.close()
+
+
+def drive(task_dir: Path, run_dir: Path, calls: int, seed: int, model: str | None,
+          settings: list[str], log: Path) -> float:
+    """Runs (or resumes) until `calls` LLM calls are spent; returns this session's wall time."""
+    sets = [f"budget.max_llm_calls={calls}", "evolution.generations=100000",
+            f"evolution.seed={seed}", *settings]
+    flags = [arg for item in sets for arg in ("--set", item)]
+    if (run_dir / "run.sqlite").exists():
+        command = [sys.executable, "-m", "cambrian", "resume", str(run_dir), "-q", *flags]
+    else:
+        command = [sys.executable, "-m", "cambrian", "run", str(task_dir), "-o", str(run_dir),
+                   "-q", *flags, *(["--model", model] if model else [])]
+    began = time.monotonic()
+    with log.open("a") as out:
+        out.write(f"\n$ {' '.join(command)}\n")
+        out.flush()
+        subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, check=False)
+    return time.monotonic() - began
+
+
+def fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}"
+
+
+def report(figures: list[RunFigures]) -> str:
+    lines = []
+    for f in figures:
+        after = " ".join(f"{k}:{fmt(v)}" for k, v in f.best_after_calls.items())
+        gains = ", ".join(f"{k} {v:.4g}" for k, v in f.gain_by_source.items() if v)
+        lines.append(
+            f"{f.task} seed {f.seed}: initial {fmt(f.initial)} -> best {fmt(f.best)}; "
+            f"best after calls {after}; {f.llm_calls} calls ({f.mutation_calls} proposals), "
+            f"{f.evaluations} evaluations, {f.wall_s / 60:.0f} min")
+        lines.append(
+            f"    proposals yielding a child that was evaluated {f.calls_evaluable}/"
+            f"{f.mutation_calls}, correct {f.calls_correct}, better than its parent "
+            f"{f.calls_improving}; gain from {gains or 'nothing'}")
+        for step in f.chain:
+            lines.append(f"    step: candidate {step.candidate} ({step.operator}, {step.change}) "
+                         f"{fmt(step.score)} (+{step.gain:.4g}) {step.description}")
+    tasks = sorted({f.task for f in figures})
+    lines.append("")
+    lines.append("| task | seeds | initial | best after 10 / 20 / 40 calls | best | gain: LLM / "
+                 "cross / tune | evaluable / correct / improving calls | structural LLM step |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for task in tasks:
+        runs = [f for f in figures if f.task == task]
+
+        def avg(values: list[float | None]) -> str:
+            known = [v for v in values if v is not None]
+            return fmt(mean(known)) if known else "—"
+
+        after = " / ".join(avg([r.best_after_calls[k] for r in runs]) for k in CHECKPOINTS)
+        gains = " / ".join(f"{mean(r.gain_by_source[k] for r in runs):.3g}"
+                           for k in ("llm", "crossover", "tune"))
+        calls = sum(r.mutation_calls for r in runs)
+        rates = (f"{sum(r.calls_evaluable for r in runs)} / {sum(r.calls_correct for r in runs)}"
+                 f" / {sum(r.calls_improving for r in runs)} of {calls}")
+        structural = sum(r.structural_llm_step for r in runs)
+        lines.append(f"| {task} | {len(runs)} | {avg([r.initial for r in runs])} | {after} | "
+                     f"{avg([r.best for r in runs])} | {gains} | {rates} | "
+                     f"{structural}/{len(runs)} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--calls", type=int, default=40)
+    parser.add_argument("--seeds", default="0")
+    parser.add_argument("--label", default="default")
+    parser.add_argument("--model", default=None, help="--model for new runs (default: config)")
+    parser.add_argument("--set", dest="settings", action="append", default=[],
+                        metavar="KEY=VALUE", help="a setting for every run (repeatable)")
+    parser.add_argument("--analyse-only", action="store_true")
+    args = parser.parse_args()
+    out = ROOT / "benchmarks" / "results" / "discovery" / args.label
+    out.mkdir(parents=True, exist_ok=True)
+    timings_path = out / "wall_seconds.json"
+    timings: dict[str, float] = json.loads(timings_path.read_text()) if timings_path.exists() else {}
+    figures = []
+    for task in args.tasks.split(","):
+        for seed in (int(s) for s in args.seeds.split(",")):
+            name = f"{task}-s{seed}"
+            run_dir = out / name
+            if not args.analyse_only and spent_calls(run_dir) < args.calls:
+                timings[name] = timings.get(name, 0.0) + drive(
+                    TASKS[task], run_dir, args.calls, seed, args.model, args.settings,
+                    out / f"{name}.log")
+                timings_path.write_text(json.dumps(timings, indent=1))
+            if (run_dir / "run.sqlite").exists():
+                figures.append(analyse(run_dir, task, seed, timings.get(name, 0.0)))
+                print(report(figures[-1:]).split("\n\n")[0], flush=True)
+    print()
+    print(report(figures))
+    (out / "summary.json").write_text(json.dumps(
+        [{**asdict(f), "structural_llm_step": f.structural_llm_step} for f in figures],
+        indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,475 @@
+"""Hostile candidates and hostile model servers, each run through a real `cambrian run` process;
+prints whether each was handled, and handled/total.
+
+  .venv/bin/python benchmarks/hostile.py [--only NAME,NAME] [--keep DIR]
+
+Candidate cases: the scripted model answers the first proposal with a hostile program (a full
+rewrite of the counter task's block); the run must finish normally (exit 0), the hostile program
+must be stored with its failure, and what it tried must not have happened (the evaluator is
+intact, nothing written outside its scratch folder, no process survives, no key is seen).
+Server cases: a local HTTP server speaking the OpenAI protocol misbehaves; the run must stop or
+go on as documented, with one line and the right exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task  # noqa: E402
+
+from cambrian.store.store import Store  # noqa: E402
+
+CLI = [sys.executable, "-m", "cambrian"]
+SECRET = "sk-hostile-0123456789abcdefXYZ"
+QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false",
+         "evaluation.timeout_s=8", "evaluation.memory_limit_mb=1024",
+         "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]",
+         "mutation.schedule=off"]
+
+
+@dataclass
+class Outcome:
+    name: str
+    handled: bool
+    detail: str
+
+
+@dataclass
+class Case:
+    name: str
+    run: Callable[[Path], tuple[bool, str]]
+
+
+def cambrian(*args: str, env: dict[str, str] | None = None,
+             timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def settings(model: dict[str, Any], *more: str) -> list[str]:
+    flat = ["--set", "llm.models=[" + json.dumps(model) + "]"]
+    for item in (*QUIET, *more):
+        flat += ["--set", item]
+    return flat
+
+
+def clean(result: subprocess.CompletedProcess[str]) -> bool:
+    return "Traceback" not in result.stdout + result.stderr
+
+
+def processes_with(marker: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if marker in command:
+                found.append(f"{proc.name}: {command.strip()}")
+    return found
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+def hostile_reply(program: str) -> Callable[[list[dict[str, str]], int], str]:
+    """The first proposal gets ``program`` as the block's new code; later ones count up."""
+    body = textwrap.dedent(program).strip("\n")
+
+    def reply(messages: list[dict[str, str]], index: int) -> str:
+        if index == 0:
+            value = "" if "VALUE =" in body else "\nVALUE = 2"
+            return f"Try this\n```python\n# EVOLVE-BLOCK-START\n{body}{value}\n# EVOLVE-BLOCK-END\n```\n"
+        return incrementing(messages, index)
+
+    return reply
+
+
+def run_candidate(work: Path, program: str, *more: str, env: dict[str, str] | None = None,
+                  model_extra: dict[str, Any] | None = None
+                  ) -> tuple[subprocess.CompletedProcess[str], Store, ScriptedLLM]:
+    task = write_counter_task(work / "task")
+    with ScriptedLLM(hostile_reply(program)) as llm:
+        result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3",
+                          *settings({**llm.model_config(), **(model_extra or {})}, *more),
+                          env=env)
+    return result, Store.open(work / "run"), llm
+
+
+def hostile_child(store: Store) -> Any:
+    return store.candidates.get(2)
+
+
+def candidate_case(program: str, check: Callable[[Path, Any, Store], str | None],
+                   *more: str, env: dict[str, str] | None = None,
+                   model_extra: dict[str, Any] | None = None) -> Callable[[Path], tuple[bool, str]]:
+    def run(work: Path) -> tuple[bool, str]:
+        result, store, _ = run_candidate(work, program.replace("WORK", str(work)), *more,
+                                         env=env, model_extra=model_extra)
+        try:
+            if result.returncode != 0 or not clean(result):
+                return False, f"exit {result.returncode}: {result.stderr.strip()[-300:]}"
+            child = hostile_child(store)
+            problem = check(work, child, store)
+            evaluation = store.evaluations.latest(child.id)
+            status = evaluation.status if evaluation else child.status
+            return problem is None, problem or f"run exit 0; the hostile child is {status}"
+        finally:
+            store.close()
+
+    return run
+
+
+def evaluator_intact(work: Path, child: Any, store: Store) -> str | None:
+    text = (work / "task" / "evaluate.py").read_text()
+    if "1e9" in text:
+        return "the evaluator was rewritten"
+    if any((r.score or 0) >= 1e9 for r in store.candidates.list()):
+        return "a score of 1e9 was recorded"
+    return None
+
+
+def nothing_written(work: Path, child: Any, store: Store) -> str | None:
+    for target in (work / "escaped.txt", Path("/tmp/cambrian-hostile-escaped.txt")):
+        if target.exists():
+            target.unlink()
+            return f"{target} was written"
+    return None
+
+
+def no_secret(work: Path, child: Any, store: Store) -> str | None:
+    for path in (work / "run").rglob("*"):
+        if path.is_file() and SECRET.encode() in path.read_bytes():
+            return f"the key is in {path}"
+    return None
+
+
+def none_left(marker: str) -> Callable[[Path, Any, Store], str | None]:
+    def check(work: Path, child: Any, store: Store) -> str | None:
+        time.sleep(0.5)
+        left = processes_with(marker)
+        for line in left:
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+        return f"still running: {left}" if left else None
+
+    return check
+
+
+def spawned(work: Path, child: Any, store: Store) -> str | None:
+    evaluation = store.evaluations.latest(child.id)
+    return None if evaluation and "spawned" in evaluation.stdout else "the process never started"
+
+
+def failed_with(*statuses: str) -> Callable[[Path, Any, Store], str | None]:
+    def check(work: Path, child: Any, store: Store) -> str | None:
+        evaluation = store.evaluations.latest(child.id)
+        if evaluation is None or evaluation.status not in statuses:
+            return f"stored as {evaluation.status if evaluation else child.status}, not {statuses}"
+        return None
+
+    return check
+
+
+def output_capped(work: Path, child: Any, store: Store) -> str | None:
+    evaluation = store.evaluations.latest(child.id)
+    if evaluation is None:
+        return "no evaluation"
+    dropped = evaluation.extra.get("stdout_truncated_bytes", 0)
+    if len(evaluation.stdout) > 100_000 or dropped < 10_000_000:
+        return f"stdout kept {len(evaluation.stdout)} bytes, dropped {dropped}"
+    return None
+
+
+def not_correct(work: Path, child: Any, store: Store) -> str | None:
+    return None if child.status != "correct" else f"stored as correct with score {child.score}"
+
+
+def all_of(*checks: Callable[[Path, Any, Store], str | None]) -> Callable[..., str | None]:
+    def check(work: Path, child: Any, store: Store) -> str | None:
+        for one in checks:
+            problem = one(work, child, store)
+            if problem:
+                return problem
+        return None
+
+    return check
+
+
+def killed_cambrian(work: Path) -> tuple[bool, str]:
+    """kill -9 of `cambrian run` during an evaluation: the candidate dies with it, and
+    `cambrian resume` finishes the run."""
+    marker = f"cambrian-orphan-{os.getpid()}"
+    program = (f"import subprocess\nsubprocess.run(['{marker}', '600'], executable='sleep')")
+    task = write_counter_task(work / "task")
+    with ScriptedLLM(hostile_reply(program)) as llm:
+        run = subprocess.Popen([*CLI, "run", str(task), "-o", str(work / "run"), "-g", "3",
+                                *settings(llm.model_config(), "evaluation.timeout_s=600")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True, cwd=ROOT)
+        deadline = time.monotonic() + 120
+        while not processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not processes_with(marker):
+            run.kill()
+            return False, "the sleeping candidate never started"
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+        time.sleep(3)
+        left = processes_with(marker)
+        for line in left:
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+        if left:
+            return False, f"the candidate outlived Cambrian: {left}"
+        resumed = cambrian("resume", str(work / "run"), "--set", "evaluation.timeout_s=3")
+    if resumed.returncode != 0 or not clean(resumed):
+        return False, f"resume exit {resumed.returncode}: {resumed.stderr[-300:]}"
+    return True, "candidate gone 3 s after kill -9; resume finished the run (exit 0)"
+
+
+# --------------------------------------------------------------------------- servers
+
+
+class MisbehavingServer:
+    def __init__(self, answer: Callable[[BaseHTTPRequestHandler, int], None]) -> None:
+        self.calls = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                outer.calls += 1
+                answer(self, outer.calls)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def model(self) -> dict[str, Any]:
+        port = self.server.server_address[1]
+        return {"provider": "openai", "model": "m", "base_url": f"http://127.0.0.1:{port}/v1",
+                "timeout_s": 3}
+
+
+def send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def server_case(answer: Callable[[BaseHTTPRequestHandler, int], None], exit_code: int,
+                phrase: str) -> Callable[[Path], tuple[bool, str]]:
+    def run(work: Path) -> tuple[bool, str]:
+        server = MisbehavingServer(answer)
+        task = write_counter_task(work / "task")
+        began = time.monotonic()
+        try:
+            result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3",
+                              *settings(server.model, "llm.retries.max_attempts=2",
+                                        "llm.retries.initial_backoff_s=0"))
+        finally:
+            server.server.shutdown()
+        took = time.monotonic() - began
+        text = result.stdout + result.stderr
+        ok = result.returncode == exit_code and clean(result) and phrase in text
+        return ok, (f"exit {result.returncode} in {took:.0f} s after {server.calls} calls; "
+                    f"'{phrase}' {'shown' if phrase in text else 'missing'}")
+
+    return run
+
+
+def garbage_json(handler: BaseHTTPRequestHandler, call: int) -> None:
+    send(handler, 200, b'{"choices": [ not json')
+
+
+def always_500(handler: BaseHTTPRequestHandler, call: int) -> None:
+    send(handler, 500, b'{"error": {"message": "overloaded"}}')
+
+
+def always_401(handler: BaseHTTPRequestHandler, call: int) -> None:
+    send(handler, 401, b'{"error": {"message": "bad key", "type": "invalid_request_error"}}')
+
+
+def too_slow(handler: BaseHTTPRequestHandler, call: int) -> None:
+    time.sleep(6)
+    try:
+        send(handler, 200, b"{}")
+    except BrokenPipeError:
+        pass  # the client gave up, as it should
+
+
+def server_down(work: Path) -> tuple[bool, str]:
+    task = write_counter_task(work / "task")
+    began = time.monotonic()
+    result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3", *settings(
+        {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}))
+    took = time.monotonic() - began
+    ok = result.returncode == 5 and clean(result) and "nothing answers" in result.stderr
+    return ok, f"exit {result.returncode} in {took:.1f} s, before any LLM call"
+
+
+def reply_case(reply: Callable[[list[dict[str, str]], int], str],
+               check: Callable[[subprocess.CompletedProcess[str], Store], str | None],
+               *more: str, with_key: bool = False) -> Callable[[Path], tuple[bool, str]]:
+    def run(work: Path) -> tuple[bool, str]:
+        task = write_counter_task(work / "task")
+        key = {"api_key_env": "LLM_KEY"} if with_key else {}
+        with ScriptedLLM(reply) as llm:
+            result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3",
+                              *settings(llm.model_config(**key), *more),
+                              env={"LLM_KEY": SECRET} if with_key else None)
+        if not clean(result):
+            return False, result.stderr[-300:]
+        store = Store.open(work / "run")
+        try:
+            problem = check(result, store)
+        finally:
+            store.close()
+        return problem is None, problem or f"exit {result.returncode}; stored as documented"
+
+    return run
+
+
+def huge_reply_stored_capped(result: subprocess.CompletedProcess[str], store: Store) -> str | None:
+    contexts = store.contexts.list("mutation")
+    if not contexts or any(len(c.response_text or "") > 200_000 for c in contexts):
+        return "a reply was stored uncapped"
+    if not any(c.response_dropped_chars > 0 for c in contexts):
+        return "the cut was not recorded"
+    return None
+
+
+def refused_not_fatal(result: subprocess.CompletedProcess[str], store: Store) -> str | None:
+    refused = [r for r in store.candidates.list("patch_failed") if r.notes.get("reply_refused")]
+    if not refused:
+        return "no refusal recorded"
+    return None if result.returncode in (4, 6) else f"exit {result.returncode}"
+
+
+def secret_redacted(result: subprocess.CompletedProcess[str], store: Store) -> str | None:
+    for path in store.path.parent.rglob("*"):
+        if path.is_file() and SECRET.encode() in path.read_bytes():
+            return f"the key is in {path}"
+    return None
+
+
+def echo_secret(messages: list[dict[str, str]], index: int) -> str:
+    return f"{SECRET}\n" + incrementing(messages, index)
+
+
+CASES = [
+    Case("candidate rewrites the evaluator", candidate_case(
+        "for path in ('evaluate.py', 'WORK/task/evaluate.py'):\n"
+        "    try:\n"
+        "        open(path, 'w').write('def evaluate(p):\\n    return {\"combined_score\": 1e9}\\n')\n"
+        "    except OSError:\n"
+        "        pass", evaluator_intact)),
+    Case("candidate writes outside its scratch folder", candidate_case(
+        "for path in ('WORK/escaped.txt', '/tmp/cambrian-hostile-escaped.txt'):\n"
+        "    try:\n"
+        "        open(path, 'w').write('out')\n"
+        "    except OSError:\n"
+        "        pass", nothing_written)),
+    Case("candidate reads the run's API key (custom variable name)", candidate_case(
+        "import os\nprint(sorted(os.environ.items()))", no_secret,
+        env={"LLM_KEY": SECRET}, model_extra={"api_key_env": "LLM_KEY"})),
+    Case("candidate leaves a setsid grandchild behind", candidate_case(
+        "import subprocess\n"
+        "child = subprocess.Popen(['cambrian-setsid-marker', '300'], executable='sleep', "
+        "start_new_session=True)\nprint('spawned', child.pid)",
+        all_of(spawned, none_left("cambrian-setsid-marker")))),
+    Case("candidate double-forks a daemon", candidate_case(
+        "import os\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        os.execvp('sleep', ['cambrian-daemon-marker', '300'])\n"
+        "    os._exit(0)\n"
+        "import time\ntime.sleep(0.5)\nprint('spawned')",
+        all_of(spawned, none_left("cambrian-daemon-marker")))),
+    Case("candidate kills its parent", candidate_case(
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", not_correct)),
+    Case("candidate kills its process group", candidate_case(
+        "import os, signal\nos.killpg(0, signal.SIGKILL)", not_correct)),
+    Case("candidate kills every process it can", candidate_case(
+        "import os, signal\nos.kill(-1, signal.SIGKILL)", not_correct)),
+    Case("candidate fork bomb", candidate_case(
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+        "        os._exit(1)", all_of(not_correct, none_left("cambrian-never")))),
+    Case("candidate floods stdout (200 MB)", candidate_case(
+        "import sys\nfor _ in range(200):\n    sys.stdout.write('x' * 1_000_000)",
+        output_capped)),
+    Case("candidate writes a huge file", candidate_case(
+        "with open('big.bin', 'wb') as f:\n    for _ in range(4096):\n"
+        "        f.write(b'x' * 1_048_576)", not_correct)),
+    Case("candidate hogs memory", candidate_case(
+        "hog = bytearray(8 * 1024 ** 3)", failed_with("memory", "crashed"))),
+    Case("candidate never ends", candidate_case(
+        "while True:\n    pass", failed_with("timeout"))),
+    Case("candidate scores NaN", candidate_case(
+        "VALUE = float('nan')",
+        not_correct)),
+    Case("Cambrian killed (kill -9) during an evaluation", killed_cambrian),
+    Case("server sends malformed JSON", server_case(garbage_json, 5, "LLMMalformedReply")),
+    Case("server answers 500 on every call", server_case(always_500, 5, "HTTP 500")),
+    Case("server rejects the key (401)", server_case(always_401, 5, "LLMAuthError")),
+    Case("server too slow (timeout)", server_case(too_slow, 5, "timed out")),
+    Case("server down", server_down),
+    Case("reply of 20 MB", reply_case(lambda m, i: "x" * 20_000_000, huge_reply_stored_capped,
+                                      "evolution.max_patch_resamples=1")),
+    Case("reply that is not code", reply_case(lambda m, i: "I would rather not.",
+                                              refused_not_fatal)),
+    Case("reply echoing the API key", reply_case(echo_secret, secret_redacted, with_key=True)),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="comma-separated case names (substrings)")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the runs in this folder")
+    args = parser.parse_args()
+    wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+    cases = [c for c in CASES if not wanted or any(w in c.name for w in wanted)]
+    root = args.keep or Path(tempfile.mkdtemp(prefix="cambrian-hostile-"))
+    outcomes = []
+    for index, case in enumerate(cases):
+        work = root / f"case{index:02d}"
+        work.mkdir(parents=True, exist_ok=True)
+        began = time.monotonic()
+        try:
+            handled, detail = case.run(work)
+        except Exception as exc:  # noqa: BLE001 - a case that breaks is a case not handled
+            handled, detail = False, f"{type(exc).__name__}: {exc}"
+        outcomes.append(Outcome(case.name, handled, detail))
+        print(f"{'handled' if handled else 'NOT HANDLED':>11}  {case.name}  "
+              f"({time.monotonic() - began:.0f} s): {detail}", flush=True)
+    handled = sum(o.handled for o in outcomes)
+    print(f"\nhandled {handled}/{len(outcomes)}")
+    sys.exit(0 if handled == len(outcomes) else 1)
+
+
+if __name__ == "__main__":
+    main()

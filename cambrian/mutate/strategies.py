@@ -1,0 +1,135 @@
+"""Concrete strategies for exploration proposals.
+
+"Replace the core approach with a different algorithmic strategy" is too open for a small model:
+it rewrites the same program. A ``strategy`` proposal instead gets one concrete method to build
+in (seed 004 §9 "strategy layer"; the issue that asked for it measured the change in
+``benchmarks/discovery.py``): a local search, a multi-start, a better construction... drawn from
+a menu of the task's own strategies (``mutation.strategies``), the approaches of the problem
+brief, and general methods that suit most programs optimising an output.
+
+The draw weighs each strategy by its recent success in this run, like the intents (seed 002
+§10.10: improvements over uses, smoothed towards a prior), and avoids what this lineage already
+tried: a strategy one of the parent's last ancestors was built with, or that a recent child of
+the parent already failed with, gets a small weight. Each child records its strategy in its
+notes, so the statistics are rebuilt from the store on resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cambrian.core.objective import MAXIMIZE, Objective
+from cambrian.core.status import CandidateStatus
+from cambrian.store.store import Store
+
+NOTE_KEY = "strategy"
+PRIOR_SUCCESS_RATE = 0.5
+PRIOR_USES = 2.0
+TRIED_IN_LINEAGE_FACTOR = 0.2  # weight left to a strategy this lineage already tried
+LINEAGE_DEPTH = 4  # ancestors looked at
+RECENT_CHILDREN = 6  # children of the parent looked at
+
+GENERAL_STRATEGIES: tuple[str, ...] = (
+    "Local search: after the program builds its solution, repeatedly make one small random "
+    "change to it (move or nudge one element, or swap two), score the changed solution, and "
+    "keep the change only when it scores better. Repeat for a fixed number of iterations that "
+    "fits the time limit.",
+    "Simulated annealing: improve the solution by small random changes, accepting a worse "
+    "change with probability exp(-loss / temperature), and lower the temperature step by step "
+    "over the iterations. Return the best solution seen.",
+    "Multi-start: build many different solutions (from different random seeds or different "
+    "starting layouts), score each one, and return the best.",
+    "A better construction: build the solution with a smarter rule or in a smarter order (for "
+    "example greedily by the largest gain first, or from a regular pattern such as a grid, "
+    "rows or a hexagonal layout) instead of the current one.",
+    "Numeric optimisation: treat the numbers that define the solution as variables and improve "
+    "them all together with an optimiser (for example scipy.optimize.minimize with a penalty "
+    "for broken constraints, or gradient steps), starting from the current solution.",
+    "Population search: keep a small population of solutions; each round make new ones by "
+    "randomly changing and combining the best, and keep the best few.",
+    "Adaptive steps: in the search, start with large changes and make them smaller over time, "
+    "or shrink the change size when changes fail and grow it when they succeed.",
+    "Speed: find the slowest part of the program and make it much faster (numpy vectorisation, "
+    "caching, avoiding repeated work), then spend the time saved on more search iterations.",
+)
+
+
+@dataclass(frozen=True)
+class StrategyChoice:
+    text: str
+
+    @property
+    def instruction(self) -> str:
+        return (f"Build this method into the program: {self.text}\nKeep the parts of the "
+                "current program that already work and rewrite the code inside the EVOLVE-BLOCK "
+                "around the method. Make sure the program still returns a valid result.")
+
+
+class StrategyMenu:
+    def __init__(self, strategies: Sequence[str], store: Store,
+                 objective: Objective = MAXIMIZE) -> None:
+        self.strategies = list(dict.fromkeys(s.strip() for s in strategies if s.strip()))
+        self.store = store
+        self.objective = objective
+
+    def add(self, strategies: Sequence[str]) -> None:
+        """More strategies (the problem brief's approaches, once it is written)."""
+        for text in strategies:
+            if text.strip() and text.strip() not in self.strategies:
+                self.strategies.append(text.strip())
+
+    # ------------------------------------------------------------------ statistics
+
+    def success_rates(self) -> dict[str, float]:
+        """Per strategy: (improved + prior) / (uses + prior uses) over the run so far; a use is
+        an evaluated child or a reply that could not be used."""
+        scores = self.store.candidates.scores(CandidateStatus.CORRECT)
+        uses: dict[str, list[bool]] = {}
+        for row in self.store.candidates.with_note(NOTE_KEY):
+            if not (row.status.evaluated or row.status is CandidateStatus.PATCH_FAILED):
+                continue
+            parent = scores.get(row.parent_id) if row.parent_id is not None else None
+            improved = (row.status is CandidateStatus.CORRECT
+                        and self.objective.better(row.score, parent))
+            uses.setdefault(str(row.notes[NOTE_KEY]), []).append(improved)
+        return {text: (sum(outcomes) + PRIOR_SUCCESS_RATE * PRIOR_USES)
+                / (len(outcomes) + PRIOR_USES) for text, outcomes in uses.items()}
+
+    def tried_by_lineage(self, parent_id: int) -> set[str]:
+        """Strategies the parent's recent ancestors were built with, or its recent children
+        failed with."""
+        tried: set[str] = set()
+        current = self.store.candidates.find(parent_id)
+        for _ in range(LINEAGE_DEPTH):
+            if current is None:
+                break
+            if NOTE_KEY in current.notes:
+                tried.add(str(current.notes[NOTE_KEY]))
+            current = (self.store.candidates.find(current.parent_id)
+                       if current.parent_id is not None else None)
+        for child in self.store.candidates.children(parent_id)[-RECENT_CHILDREN:]:
+            if NOTE_KEY in child.notes:
+                tried.add(str(child.notes[NOTE_KEY]))
+        return tried
+
+    # ------------------------------------------------------------------ the draw
+
+    def weights(self, parent_id: int) -> dict[str, float]:
+        rates = self.success_rates()
+        tried = self.tried_by_lineage(parent_id)
+        raw = {text: rates.get(text, PRIOR_SUCCESS_RATE)
+               * (TRIED_IN_LINEAGE_FACTOR if text in tried else 1.0)
+               for text in self.strategies}
+        total = sum(raw.values())
+        return {text: weight / total for text, weight in raw.items()} if total > 0 else {}
+
+    def choose(self, rng: np.random.Generator, parent_id: int) -> StrategyChoice | None:
+        weights = self.weights(parent_id)
+        if not weights:
+            return None
+        texts = list(weights)
+        probs = np.array([weights[t] for t in texts])
+        return StrategyChoice(texts[int(rng.choice(len(texts), p=probs / probs.sum()))])

@@ -1,0 +1,125 @@
+"""The run's tracker: a subscriber of its event bus that sends the run's parameters once, then
+at every committed evaluation the score, the best score, the money, tokens and LLM calls spent
+so far and the count of every kind of event, to each configured sink (MLflow, W&B).
+
+A sink that fails is logged once and dropped; the search goes on. The ids of the trackers' runs
+are kept in ``RUN_DIR/tracking.json``, so a resumed session continues the same tracked run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from cambrian.config.sections import RunConfig
+from cambrian.core.errors import ConfigError
+from cambrian.core.events import CandidateEvaluated, Event, SessionEnded, SessionStarted, kind_of
+from cambrian.core.extras import MissingExtra
+from cambrian.store.store import Store
+from cambrian.tracking.sinks import TrackingSink, flat_params
+
+log = logging.getLogger(__name__)
+IDS_FILENAME = "tracking.json"
+
+
+class RunTracker:
+    def __init__(self, sinks: list[TrackingSink], store: Store, config: RunConfig,
+                 run_dir: Path, task_name: str) -> None:
+        self.sinks = sinks
+        self.store = store
+        self.config = config
+        self.run_dir = run_dir
+        self.task_name = task_name
+        self.events: Counter[str] = Counter()
+        self.started = False
+        self.step = 0
+
+    def __call__(self, event: Event) -> None:
+        self.events[kind_of(event)] += 1
+        if isinstance(event, SessionStarted):
+            self._each(lambda sink: sink.start(self._params(), self._tags()))
+            self.started = True
+            self._save_ids()
+        elif isinstance(event, CandidateEvaluated) and self.started:
+            self.step = event.evaluated
+            self._each(lambda sink: sink.log(self._metrics(event), event.evaluated))
+        elif isinstance(event, SessionEnded) and self.started:
+            metrics = self._metrics(None)
+            self._each(lambda sink: sink.log(metrics, self.step))
+            self._each(lambda sink: sink.finish(event.outcome))
+            self.started = False
+
+    def _each(self, action: Any) -> None:
+        for sink in list(self.sinks):
+            try:
+                action(sink)
+            except Exception as exc:  # noqa: BLE001 - a tracker never stops the search
+                log.warning("tracking to %s failed and is turned off for this session: %s",
+                            sink.name, exc)
+                self.sinks.remove(sink)
+
+    def _params(self) -> dict[str, str]:
+        params = flat_params(self.config.model_dump(mode="json", exclude={"tracking"}))
+        params["task"] = self.task_name
+        return params
+
+    def _tags(self) -> dict[str, str]:
+        return {"cambrian.task": self.task_name, "cambrian.run_dir": str(self.run_dir),
+                "cambrian.algorithm": self.config.search.algorithm}
+
+    def _metrics(self, event: CandidateEvaluated | None) -> dict[str, float]:
+        spend = self.store.contexts.spend()
+        metrics: dict[str, float] = {"cost_usd": spend.cost_usd, "tokens": float(spend.tokens),
+                                     "llm_calls": float(spend.calls)}
+        if event is not None:
+            metrics["evaluated"] = float(event.evaluated)
+            metrics["correct"] = 1.0 if event.status == "ok" else 0.0
+            for name, value in (("score", event.score), ("best_score", event.best_score)):
+                if value is not None and math.isfinite(value):
+                    metrics[name] = float(value)
+        metrics.update({f"events.{kind}": float(n) for kind, n in self.events.items()})
+        return metrics
+
+    def _save_ids(self) -> None:
+        ids = {sink.name: getattr(sink, "run_id", None) for sink in self.sinks}
+        (self.run_dir / IDS_FILENAME).write_text(json.dumps(ids))
+
+
+def saved_ids(run_dir: Path) -> dict[str, str]:
+    try:
+        data = json.loads((run_dir / IDS_FILENAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: str(v) for k, v in data.items() if v} if isinstance(data, dict) else {}
+
+
+def build_tracker(config: RunConfig, store: Store, run_dir: Path,
+                  task_name: str) -> RunTracker | None:
+    """None when the config exports nowhere (no ``tracking:`` section)."""
+    settings = config.tracking
+    if settings.mlflow is None and settings.wandb is None:
+        return None
+    ids = saved_ids(run_dir)
+    sinks: list[TrackingSink] = []
+    try:
+        if settings.mlflow is not None:
+            from cambrian.tracking.mlflow_sink import MLflowSink
+
+            sinks.append(MLflowSink(settings.mlflow, task_name, run_dir.name, ids.get("mlflow")))
+        if settings.wandb is not None:
+            from cambrian.tracking.wandb_sink import WandbSink
+
+            sinks.append(WandbSink(settings.wandb, task_name, run_dir.name, run_dir,
+                                   ids.get("wandb")))
+    except MissingExtra:
+        raise
+    except Exception as exc:  # noqa: BLE001 - e.g. MLflow refusing the tracking URI
+        raise ConfigError(f"tracking: {type(exc).__name__}: {exc}") from None
+    return RunTracker(sinks, store, config, run_dir, task_name)
+
+
+__all__ = ["RunTracker", "build_tracker", "saved_ids"]

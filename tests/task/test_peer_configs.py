@@ -1,0 +1,89 @@
+"""A peer's config file in a task folder (OpenEvolve's config.yaml, ShinkaEvolve's shinka.yaml)
+is recognised and translated; what has no clear meaning is named in one line, never mapped."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from support.scripted_llm import write_counter_task
+
+from cambrian.api import resolve_config
+from cambrian.config import ConfigError, build_config
+from cambrian.task.folder import load_task, peer_config, task_config_layer
+
+PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peer_folders"
+
+
+def copy(name: str, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(PEERS / name, tmp_path / name))
+
+
+def test_openevolve_config_is_translated_and_the_rest_named(tmp_path: Path):
+    root = copy("openevolve_cascade", tmp_path)
+    config = resolve_config(root)
+    assert config.task.description.startswith("You are an expert at tuning counters.")
+    assert config.evaluation.timeout_s == 30.0
+    assert config.evolution.seed == 7 and config.evolution.generations == 3
+    assert config.evaluation.cascade == "on"
+    assert config.evaluation.cascade_thresholds == [0.5, 0.75]
+    # OpenEvolve's gemini models are never carried over: Cambrian's own default stays.
+    assert [m.provider for m in config.llm.models] == ["local"]
+    note = peer_config(root).note
+    assert "\n" not in note and note.startswith("config.yaml is OpenEvolve's config: used ")
+    assert "max_iterations -> evolution.generations (3)" in note
+    assert "llm.* (models are not carried over" in note
+    assert "database.*" in note and "checkpoint_interval" in note
+
+
+def test_shinka_run_file_is_translated(tmp_path: Path):
+    root = copy("shinka_style", tmp_path)
+    config = resolve_config(root)
+    assert config.task.description.startswith("You are an expert in simple sums.")
+    assert config.evaluation.timeout_s == 45.0  # job_config.time "00:00:45"
+    assert config.evolution.generations == 2
+    assert config.budget.max_cost_usd == 5.0
+    assert config.task.initial_program == "initial.py" and config.task.language == "python"
+    note = peer_config(root).note
+    assert note.startswith("shinka.yaml is ShinkaEvolve's config")
+    assert "evo_config.llm_models" in note and "db_config.*" in note
+
+
+def test_settings_given_on_top_still_win(tmp_path: Path):
+    root = copy("openevolve_cascade", tmp_path)
+    config = resolve_config(root, overrides=["evolution.generations=9",
+                                             "evaluation.cascade=off"])
+    assert config.evolution.generations == 9 and config.evaluation.cascade == "off"
+
+
+def test_a_cambrian_config_with_a_typo_is_still_an_error(tmp_path: Path):
+    root = write_counter_task(tmp_path / "t", config="evolution:\n  generations: 2\n"
+                                                     "evaluator:\n  timeout: 5\n")
+    assert peer_config(root) is None
+    with pytest.raises(ConfigError, match="unknown config key 'evaluator'"):
+        build_config([task_config_layer(root)])
+
+
+def test_task_notes_name_the_peer_config_and_the_docstring_statement(tmp_path: Path):
+    root = copy("openevolve_cascade", tmp_path)
+    task = load_task(root, resolve_config(root))
+    assert task.initial_path.name == "initial_program.py" and task.contract == "module"
+    assert task.problem_statement.startswith("Raise the counter: the score is VALUE / 10")
+    assert task.notes[0] == peer_config(root).note
+    assert "docstring of evaluator.py is used as the statement" in task.notes[1]
+
+
+def test_a_readme_is_the_statement_before_any_docstring(tmp_path: Path):
+    root = copy("openevolve_cascade", tmp_path)
+    (root / "README.md").write_text("# Counter\nMake VALUE large.\n")
+    task = load_task(root, resolve_config(root))
+    assert task.problem_statement == "# Counter\nMake VALUE large.\n"
+    assert not any("docstring" in note for note in task.notes)
+
+
+def test_a_program_named_init_program_is_found(tmp_path: Path):
+    root = write_counter_task(tmp_path / "t")
+    (root / "initial.py").rename(root / "init_program.py")
+    task = load_task(root, build_config([]))
+    assert task.initial_path.name == "init_program.py"
