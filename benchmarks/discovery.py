@@ -5,7 +5,7 @@ planted slack) for a number of LLM calls and prints, per task and seed:
   best score after the run's evaluations, the gain split between LLM children, crossover
   children and tune trials, mutation calls yielding an evaluable / correct / improving child
   (better than its parent), the steps of the best-so-far chain with whether each changed the
-  code's structure or only constants, and wall time.
+  code's structure, a few statements ("minor") or only numbers, and wall time.
 
   .venv/bin/python benchmarks/discovery.py [--tasks circle_packing,function_minimum,...]
         [--calls 40] [--seeds 0,1] [--label NAME] [--set KEY=VALUE ...]
@@ -18,10 +18,13 @@ Figures go to stdout and to LABEL/summary.json; `--analyse-only` skips running.
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
 import json
 import re
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +44,7 @@ TASKS = {
     "heuristic_contest": ROOT / "examples" / "heuristic_contest",
 }
 CHECKPOINTS = (10, 20, 40)
+MINOR_LINES = 3
 NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -53,7 +57,7 @@ class Step:
     operator: str
     score: float
     gain: float
-    change: str  # "structure", "constants" or "-" (no parent to compare with)
+    change: str  # "structure", "minor", "constants" or "-" (no parent to compare with)
     description: str
 
 
@@ -95,16 +99,51 @@ def mutable_text(source: str) -> str:
         return source
 
 
-def change_kind(parent: str | None, child: str | None) -> str:
-    """Whether the child differs from its parent only in numeric literals."""
-    if parent is None or child is None:
-        return "-"
+class _Normalise(ast.NodeTransformer):
+    """Numbers become 0 and arithmetic with a number disappears (``x * 1.5`` is ``x``): what is
+    left is the program's structure."""
 
-    def skeleton(source: str) -> list[str]:
-        lines = (NUMBER.sub("#", line).strip() for line in mutable_text(source).splitlines())
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.Constant(0) if isinstance(node.value, (int, float)) else node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if _is_number(node.right):
+            return node.left
+        if _is_number(node.left):
+            return node.right
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        return node.operand if _is_number(node.operand) else node
+
+
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+
+
+def structure_lines(source: str) -> list[str]:
+    """The mutable code with numbers and comments normalised away, one statement per line."""
+    text = mutable_text(source)
+    try:
+        tree = _Normalise().visit(ast.parse(textwrap.dedent(text)))
+        return ast.unparse(ast.fix_missing_locations(tree)).splitlines()
+    except SyntaxError:  # not Python (the contest's C++): numbers masked, comments dropped
+        lines = (NUMBER.sub("#", line).strip() for line in text.splitlines())
         return [line for line in lines if line and not line.startswith(("#", "//"))]
 
-    return "constants" if skeleton(parent) == skeleton(child) else "structure"
+
+def change_kind(parent: str | None, child: str | None) -> str:
+    """"constants" when the child differs from its parent only in numbers (and arithmetic with
+    numbers), "minor" when at most MINOR_LINES statements changed besides, else "structure"."""
+    if parent is None or child is None:
+        return "-"
+    before, after = structure_lines(parent), structure_lines(child)
+    changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in
+                  difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes()
+                  if tag != "equal")
+    return "constants" if changed == 0 else "minor" if changed <= MINOR_LINES else "structure"
 
 
 def analyse(run_dir: Path, task: str, seed: int, wall_s: float) -> RunFigures:

@@ -13,7 +13,7 @@ from cambrian.llm.base import LLMResponse
 from cambrian.mutate.dead_code import behaviour_unchanged
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
-from cambrian.mutate.required_names import restore_all
+from cambrian.mutate.python_repairs import repair_python_child
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -43,10 +43,10 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if response.truncated:  # cut at the token limit, yet complete enough to apply
         notes["truncated_reply"] = True
     source = patch.source
-    if fmt == "full" and language.name == "python":
-        source, restored = restore_all(parent_source, source)
-        if restored:
-            notes["restored_definitions"] = restored
+    if language.name == "python":
+        source, repairs = repair_python_child(parent_source, source)
+        if repairs:
+            notes["repairs"] = repairs
     if source.strip() == parent_source.strip():
         return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
     if language.name == "python":

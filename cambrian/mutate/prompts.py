@@ -17,6 +17,7 @@ from typing import Any
 from cambrian.config import PromptConfig
 from cambrian.core.components import register_component
 from cambrian.llm.base import Message
+from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction
 from cambrian.mutate.setting_lines import offers_setting_lines
@@ -164,13 +165,17 @@ class PromptBuilder:
         preamble: str | None = None,
         intent: str | None = None,
         strategy: str | None = None,
+        focus: str | None = None,
     ) -> tuple[Message, ...]:
         """Messages for one mutation of ``parent``; ``kind`` is diff, full, cross or fix,
         ``intent`` (tuning, strategy...) when the mutation schedule chose one, and ``strategy``
-        the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py)."""
+        the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py), and
+        ``focus`` the function a focused edit works on (cambrian/mutate/focus.py)."""
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
         if strategy:
             task_text = StrategyChoice(strategy).instruction
+        if focus:
+            task_text = focused_instruction(task_text, focus)
         if intent == "tuning":
             targets = tuning_targets_text(parent.source, self.task.language)
             task_text += "\n" + targets if targets else ""

@@ -23,6 +23,7 @@ from cambrian.llm.ensemble import Arm
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.candidate_checks import Refusal, child_from_reply
 from cambrian.mutate.filters import ChildFilter, FilterVerdict, ProposedChild
+from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.formats.choice import format_named, reply_format
 from cambrian.mutate.grammars import grammar_for
 from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
@@ -106,6 +107,7 @@ class Proposer:
                 kind=request.kind, fmt=fmt, parent=request.parent,
                 inspirations=request.inspirations, notes=request.notes, preamble=request.preamble,
                 intent=request.tags.get("intent"), strategy=request.tags.get(STRATEGY_NOTE),
+                focus=request.tags.get(FOCUS_NOTE),
                 budget_tokens=budget, count_tokens=caps.count_tokens)
         except PromptTooLarge as exc:
             self._record_failure(request, arm, None, str(exc))

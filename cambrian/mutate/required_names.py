@@ -34,7 +34,7 @@ def _block_lines(source: str) -> set[int]:
     return {line + 1 for block in parse_regions(source).blocks for line in block.content_lines}
 
 
-def _bound_anywhere(tree: ast.Module) -> set[str]:
+def bound_anywhere(tree: ast.Module) -> set[str]:
     """Every name the program binds at any level: assignments, definitions, parameters,
     imports, loop and exception targets."""
     bound: set[str] = set()
@@ -52,7 +52,7 @@ def _bound_anywhere(tree: ast.Module) -> set[str]:
     return bound
 
 
-def _loaded(tree: ast.Module) -> set[str]:
+def loaded_names(tree: ast.Module) -> set[str]:
     return {node.id for node in ast.walk(tree)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
@@ -75,7 +75,7 @@ def missing_required_definitions(parent: str, child: str) -> list[str]:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.lineno not in inside
     }
     child_defined = set(_top_level_definitions(child_tree))
-    used_unbound = _loaded(child_tree) - _bound_anywhere(child_tree)
+    used_unbound = loaded_names(child_tree) - bound_anywhere(child_tree)
     return sorted((parent_defined & (used_outside | used_unbound)) - child_defined)
 
 

@@ -189,7 +189,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     requests = RequestBuilder(
         config, store, rng, lambda: parent_view(archive.selector, deletion_filter),
         progress.evaluations_spent, guidance=guidance, hooks=hooks, mutation_schedule=schedule,
-        strategies=strategies, objective=objective)
+        strategies=strategies, language=task.language, objective=objective)
     committer.listeners.append(lambda row, record: requests.forget(row.id))
     if schedule is not None:
         committer.listeners.append(lambda row, record: schedule.observe(row))

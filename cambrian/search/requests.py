@@ -17,7 +17,10 @@ from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.judge.verdicts import Verdict
+from cambrian.lang.languages import Language
 from cambrian.meta.guidance import GuidanceBoard
+from cambrian.mutate.focus import FOCUSED_INTENTS, choose_focus
+from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
@@ -41,6 +44,7 @@ class RequestBuilder:
         hooks: list[LoopHook],
         mutation_schedule: Any = None,
         strategies: StrategyMenu | None = None,
+        language: Language | None = None,
         objective: Objective = Objective(),
     ) -> None:
         self.config = config
@@ -53,6 +57,7 @@ class RequestBuilder:
         self.hooks = hooks
         self.mutation_schedule = mutation_schedule
         self.strategies = strategies
+        self.language = language
         self._views: dict[int, ProgramView] = {}
 
     # ------------------------------------------------------------------ program views
@@ -118,6 +123,10 @@ class RequestBuilder:
             choice = self.strategies.choose(self.rng, sample.parent_id)
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
+        if intent in FOCUSED_INTENTS and self.language is not None:
+            focus = choose_focus(self.rng, self.view(sample.parent_id).source, self.language)
+            if focus is not None:
+                tags[FOCUS_NOTE] = focus
         return ProposalRequest(
             generation, sample.island, kind, self.view(sample.parent_id),
             tuple(self.view(i) for i in inspiration_ids), notes, tags=tags,

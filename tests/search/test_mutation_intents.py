@@ -11,6 +11,7 @@ from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 from support.store_queries import sql
 
 from cambrian.api import resume, start
+from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import TASK_INTENT
 from cambrian.mutate.strategies import StrategyChoice
@@ -58,6 +59,8 @@ def test_intents_reach_the_prompts_and_the_notes_and_survive_resume(tmp_path: Pa
             # A strategy proposal names the concrete method it builds in (mutate/strategies.py).
             expected = (StrategyChoice(row.notes["strategy"]).instruction
                         if intent.name == "strategy" else intent.instruction)
+            if "focus_function" in row.notes:  # mutate/focus.py
+                expected = focused_instruction(expected, row.notes["focus_function"])
             assert task_text(store, context_id).startswith(expected)
         assert len({row.notes["intent"] for row, _ in children}) >= 2
         evaluated = [r for r in store.candidates.list("correct", "incorrect") if r.id != 1]

