@@ -17,12 +17,13 @@ from typing import Any, TypeVar
 
 import cambrian
 from cambrian.config import ConfigError, RunConfig, build_config, read_config_file
+from cambrian.config.loading import deep_merge
 from cambrian.core.bus import Subscriber
 from cambrian.core.events import ConfigOverridden, Event
 from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.child_env import register_secret_values
 from cambrian.evaluate.factory import build_evaluator
 from cambrian.llm.base import LLMProvider
-from cambrian.evaluate.child_env import register_secret_values
 from cambrian.llm.factory import build_providers, configured_secrets
 from cambrian.llm.model_files import ALIASES, LOCAL_MODELS
 from cambrian.search.build import build_evolution, check_names
@@ -542,7 +543,7 @@ def _start_inline(
     try:
         written = write_inline_task(task_root, initial_code=initial_code, evaluator=evaluator,
                                     language=language, problem=problem)
-        return start(task_root, config=_layered(config, _merge(written.config, layer)),
+        return start(task_root, config=_layered(config, deep_merge(written.config, layer)),
                      overrides=overrides, run_dir=target, providers=providers,
                      subscribers=subscribers)
     except BaseException:
@@ -561,17 +562,7 @@ def _layered(config: RunConfig | dict[str, Any] | str | Path | None,
         base = read_config_file(Path(config))
     else:
         base = {}
-    return _merge(base, layer)
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+    return deep_merge(base, layer)
 
 
 def run_status(run_dir: str | Path) -> RunStatus:

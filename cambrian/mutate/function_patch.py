@@ -23,7 +23,7 @@ from cambrian.lang.definitions import (
 from cambrian.lang.languages import Language
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.reply_text import fences_for_language, find_fences
-from cambrian.mutate.setting_lines import apply_setting_lines, setting_lines
+from cambrian.mutate.setting_lines import apply_number_edits, apply_setting_lines, setting_lines
 from cambrian.task.blocks import EvolveRegions, line_text, parse_marker, parse_regions, split_lines
 
 _DECLARE_BEFORE_USE = frozenset({"c", "cpp"})
@@ -187,10 +187,15 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
     notes: list[str] = []
     functions, stray = _reply_functions(reply, language)
     source, settings, unused = apply_setting_lines(parent_source, stray, language)
+    edited = 0
+    if not functions and not settings and unused:  # only lines: new numbers for some of them
+        source, edited, unused = apply_number_edits(source, unused, language)
+        if edited:
+            notes.append(f"changed the numbers of {edited} line(s)")
     if unused:
         first = line_text(unused[0]).strip()
         notes.append(f"ignored {len(unused)} line(s) of code outside the functions, e.g. `{first}`")
-    if not functions and not settings:
+    if not functions and not settings and not edited:
         if len(unused) < len(stray):  # a constant's line, given with its current value
             raise PatchError(IDENTICAL, kind=RefusalKind.NO_CHANGE)
         raise PatchError(
@@ -209,7 +214,7 @@ def apply_function_reply(parent_source: str, reply: str, language: Language) -> 
     functions = _without_fixed_functions(functions, definitions, parse_regions(parent_source), notes)
     # Replace known functions first, so that new helpers can be placed before their callers.
     functions.sort(key=lambda function: function[0] not in existing)
-    changed = len(settings)
+    changed = len(settings) + edited
     for name, code in functions:
         source, did_change = _put_function(source, name, code, language, notes)
         changed += did_change

@@ -9,6 +9,12 @@ A *setting line* is a single-line assignment of one name, outside every function
 EVOLVE-BLOCK: ``NAME = value`` at module level in Python; in brace languages a declaration or
 assignment ending in ``;`` on the same line with no ``{`` (array initialisers stay out), or
 ``#define NAME value``.
+
+A tuning prompt also lists lines inside functions whose numbers may change
+(``tuning_targets.py``), and a small model then answers with just that line, new numbers and
+all. Such a reply, with no whole function in it, is applied as a *number edit*
+(``apply_number_edits``): a reply line equal, numbers aside, to exactly one line of the
+EVOLVE-BLOCKs replaces that line.
 """
 
 from __future__ import annotations
@@ -112,4 +118,41 @@ def apply_setting_lines(source: str, reply_lines: list[str], language: Language,
             lines[index] = new
             if name not in changed:
                 changed.append(name)
+    return "".join(lines), changed, unused
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+\.?\d*(?:[eE][-+]?\d+)?|(?<![\w.])\.\d+(?:[eE][-+]?\d+)?")
+
+
+def _shape(line: str, language: Language) -> str:
+    """A line's code with every number masked: two lines of one shape differ only in numbers."""
+    return _NUMBER.sub("#", " ".join(code_tokens(line_text(line).strip(), language)))
+
+
+def apply_number_edits(source: str, reply_lines: list[str], language: Language,
+                       ) -> tuple[str, int, list[str]]:
+    """``source`` with each reply line that matches, numbers aside, exactly one line inside its
+    EVOLVE-BLOCKs put in that line's place. Returns (source, lines changed, reply lines not
+    used)."""
+    try:
+        regions = parse_regions(source)
+    except BlockError:
+        return source, 0, list(reply_lines)
+    lines = split_lines(source)
+    by_shape: dict[str, list[int]] = {}
+    for index, line in enumerate(lines):
+        if regions.is_mutable(index) and line.strip() and _NUMBER.search(line):
+            by_shape.setdefault(_shape(line, language), []).append(index)
+    changed, unused = 0, []
+    for reply_line in reply_lines:
+        where = by_shape.get(_shape(reply_line, language), []) if reply_line.strip() else []
+        if len(where) != 1:
+            unused.append(reply_line)
+            continue
+        old = lines[where[0]]
+        indent = old[: len(old) - len(old.lstrip())]
+        new = indent + line_text(reply_line).strip() + ("\n" if old.endswith("\n") else "")
+        if _code_of(new, language) != _code_of(old, language):
+            lines[where[0]] = new
+            changed += 1
     return "".join(lines), changed, unused

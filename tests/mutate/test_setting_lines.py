@@ -97,3 +97,20 @@ def test_the_prompt_mentions_constant_lines_only_when_the_program_has_some():
     sentence = "To change a constant defined outside the functions"
     assert sentence in format_instructions("function", "cpp", settings=True)
     assert sentence not in format_instructions("function", "cpp")
+
+
+def test_a_reply_of_one_line_inside_a_function_with_new_numbers_edits_that_line():
+    # What the 1.5B model sends when a tuning prompt lists `double scale = 2.0;` as a line whose
+    # numbers may change: the line alone, not its function.
+    reply = "Scale more.\n```cpp\n    double scale = 2.5;\n```\n"
+    source, changed, notes = apply_function_reply(CPP_PROGRAM, reply, CPP)
+    assert changed == 1 and "changed the numbers of 1 line(s)" in notes
+    assert "    double scale = 2.5;\n" in source and "double scale = 2.0" not in source
+    python = apply_function_reply(PY_PROGRAM, "```python\nstep = 0.25\n```\n", PYTHON)[0]
+    assert "    step = 0.25\n" in python  # keeps the program's indentation
+    # Same numbers: nothing changed; a line matching no line (or two) is not an edit.
+    with pytest.raises(PatchError, match="identical to the current program"):
+        apply_function_reply(CPP_PROGRAM, "```cpp\ndouble scale = 2.0;\n```\n", CPP)
+    twice = CPP_PROGRAM.replace("double scale = 2.0;", "double scale = 2.0;\n    double scale = 3.0;")
+    with pytest.raises(PatchError, match="no complete function definition"):
+        apply_function_reply(twice, "```cpp\ndouble scale = 4.0;\n```\n", CPP)
