@@ -14,6 +14,7 @@ go on as documented, with one line and the right exit code, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -114,8 +115,13 @@ def run_candidate(work: Path, program: str, *more: str, env: dict[str, str] | No
     return result, Store.open(work / "run"), llm
 
 
-def hostile_child(store: Store) -> Any:
-    return store.candidates.get(2)
+def hostile_child(store: Store, program: str) -> Any:
+    """Candidate 2, which must be the hostile program the scripted model sent (else the case
+    measured something else: a refused reply, say)."""
+    child = store.candidates.get(2)
+    if textwrap.dedent(program).strip("\n") not in (child.source or ""):
+        raise AssertionError(f"candidate 2 is not the hostile program (status {child.status})")
+    return child
 
 
 def candidate_case(program: str, check: Callable[[Path, Any, Store], str | None],
@@ -127,7 +133,7 @@ def candidate_case(program: str, check: Callable[[Path, Any, Store], str | None]
         try:
             if result.returncode != 0 or not clean(result):
                 return False, f"exit {result.returncode}: {result.stderr.strip()[-300:]}"
-            child = hostile_child(store)
+            child = hostile_child(store, program.replace("WORK", str(work)))
             problem = check(work, child, store)
             evaluation = store.evaluations.latest(child.id)
             status = evaluation.status if evaluation else child.status
@@ -156,9 +162,16 @@ def nothing_written(work: Path, child: Any, store: Store) -> str | None:
 
 
 def no_secret(work: Path, child: Any, store: Store) -> str | None:
+    """Neither the key's value anywhere in the run (the store redacts a value it knows, so
+    this alone would pass a leak) nor its variable in the environment the candidate printed."""
     for path in (work / "run").rglob("*"):
         if path.is_file() and SECRET.encode() in path.read_bytes():
             return f"the key is in {path}"
+    evaluation = store.evaluations.latest(child.id)
+    if evaluation is None or "PATH" not in evaluation.stdout:
+        return "the candidate's environment was not printed"
+    if "LLM_KEY" in evaluation.stdout:
+        return "the key's variable reached the candidate's environment"
     return None
 
 
@@ -199,7 +212,40 @@ def output_capped(work: Path, child: Any, store: Store) -> str | None:
 
 
 def not_correct(work: Path, child: Any, store: Store) -> str | None:
+    """Evaluated (the hostile code ran) and not stored as a correct program."""
+    if store.evaluations.latest(child.id) is None:
+        return f"never evaluated (stored as {child.status})"
     return None if child.status != "correct" else f"stored as correct with score {child.score}"
+
+
+def none_in_run(work: Path, child: Any, store: Store) -> str | None:
+    """No process left whose working directory is in the run's folder (its scratch folders)."""
+    time.sleep(0.5)
+    run = str((work / "run").resolve())
+    left = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cwd = os.readlink(proc / "cwd")
+            except OSError:
+                continue
+            if cwd == run or cwd.startswith(run + "/"):
+                left.append(proc.name)
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(int(pid), signal.SIGKILL)
+    return f"{len(left)} processes still running in the run's folder" if left else None
+
+
+def error_says(*words: str) -> Callable[[Path, Any, Store], str | None]:
+    def check(work: Path, child: Any, store: Store) -> str | None:
+        evaluation = store.evaluations.latest(child.id)
+        error = evaluation.error if evaluation else child.error
+        if not any(word in (error or "") for word in words):
+            return f"the error does not say {' or '.join(words)}: {(error or '')[:200]!r}"
+        return None
+
+    return check
 
 
 def all_of(*checks: Callable[[Path, Any, Store], str | None]) -> Callable[..., str | None]:
@@ -417,13 +463,14 @@ CASES = [
         "import os, signal\nos.kill(-1, signal.SIGKILL)", not_correct)),
     Case("candidate fork bomb", candidate_case(
         "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
-        "        os._exit(1)", all_of(not_correct, none_left("cambrian-never")))),
+        "        os._exit(1)", all_of(not_correct, none_in_run))),
     Case("candidate floods stdout (200 MB)", candidate_case(
         "import sys\nfor _ in range(200):\n    sys.stdout.write('x' * 1_000_000)",
         output_capped)),
     Case("candidate writes a huge file", candidate_case(
         "with open('big.bin', 'wb') as f:\n    for _ in range(4096):\n"
-        "        f.write(b'x' * 1_048_576)", not_correct)),
+        "        f.write(b'x' * 1_048_576)",
+        all_of(not_correct, error_says("SIGXFSZ", "File too large")))),
     Case("candidate hogs memory", candidate_case(
         "hog = bytearray(8 * 1024 ** 3)", failed_with("memory", "crashed"))),
     Case("candidate never ends", candidate_case(

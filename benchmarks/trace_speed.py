@@ -37,7 +37,6 @@ from cambrian.trace.deletion import (
 from cambrian.trace.edits import collect_edits
 from cambrian.trace.export import export_trace
 from cambrian.trace.importers.evotrace import read_exported_trace
-from cambrian.trace.to_store import import_to_store
 from cambrian.trace.model import (
     CandidateRecord,
     ContextRecord,
@@ -49,6 +48,7 @@ from cambrian.trace.model import (
 from cambrian.trace.report import write_report
 from cambrian.trace.static import analyse_static
 from cambrian.trace.store_lineage import StoreLineage
+from cambrian.trace.to_store import import_to_store
 
 T = TypeVar("T")
 VALUES = ("0.1", "0.2", "0.25", "0.5", "1.0", "2", "10", "100", "0.99", "0.999")

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import cambrian
 from cambrian.config import ConfigError, RunConfig, build_config, read_config_file
+from cambrian.config.extras import fit_defaults_to_installed
 from cambrian.config.loading import deep_merge
 from cambrian.core.bus import Subscriber
 from cambrian.core.events import ConfigOverridden, Event
@@ -93,7 +94,7 @@ def resolve_config(
         layers.append(config)
     elif config is not None:
         layers.append(read_config_file(Path(config)))
-    return build_config(layers, overrides)
+    return fit_defaults_to_installed(build_config(layers, overrides))
 
 
 def _evaluation_command(task: Task) -> str:
@@ -132,7 +133,11 @@ def start(
         store = Store.open(target, create=True, secrets=configured_secrets(resolved.llm))
         _create_run(store, task, resolved)
         write_config(target, resolved)
-        return _build(target, task, resolved, store, providers, subscribers)
+        evolution = _build(target, task, resolved, store, providers, subscribers)
+        evolution.folder_before_run = (None if made_folder
+                                       else frozenset(p.name for p in target.iterdir()
+                                                      if p.name not in _RUN_FILES))
+        return evolution
     except BaseException:
         if store is not None:
             store.close()
@@ -160,11 +165,33 @@ def _claim(target: Path) -> None:
     _remove_run_files(target, made_folder=False)
 
 
+_RUN_FILES = (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml")
+
+
 def _remove_run_files(target: Path, made_folder: bool) -> None:
-    for name in (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml"):
+    for name in _RUN_FILES:
         (target / name).unlink(missing_ok=True)
     if made_folder:
         shutil.rmtree(target, ignore_errors=True)
+
+
+def discard_unstarted(evolution: Evolution) -> None:
+    """Remove a new run that stopped before its first LLM call (its preflight failed): the
+    whole folder when ``start`` made it, else only what the run wrote into the folder it was
+    given (what was there before stays)."""
+    evolution.store.close()
+    target = evolution.run_dir
+    before = evolution.folder_before_run
+    if before is None:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    for entry in target.iterdir():
+        if entry.name in before:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def _create_run(store: Store, task: Task, resolved: RunConfig) -> None:

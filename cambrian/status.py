@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from cambrian.core.events import BanditSnapshot, SessionEnded
 from cambrian.core.objective import Objective
+from cambrian.core.outcomes import ProposalOutcome
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.store.recorder import Recorder
@@ -68,6 +69,13 @@ _VERDICT_KINDS = {"CE": "compile error", "TLE": "time limit", "MLE": "memory lim
                   "OLE": "output limit"}
 
 
+# A proposal that left no child (its ProposalOutcome, stored in the notes) -> the reason shown.
+_PROPOSAL_KINDS = {ProposalOutcome.REPLY_REFUSED: "reply refused",
+                   ProposalOutcome.PROMPT_TOO_LARGE: "prompt too large",
+                   ProposalOutcome.CALL_FAILED: "LLM call failed",
+                   ProposalOutcome.FATAL: "LLM call refused (credentials or request)"}
+
+
 def failure_kind(row: FailureRow) -> str:
     """The reason a candidate failed or was refused, as one short phrase."""
     if row.status is CandidateStatus.INCORRECT:
@@ -75,9 +83,11 @@ def failure_kind(row: FailureRow) -> str:
             return _VERDICT_KINDS[str(row.verdict)]
         return _EVALUATION_KINDS.get(row.evaluation_status or "", "evaluation failed")
     if row.status is CandidateStatus.PATCH_FAILED:
-        if row.notes.get("reply_refused"):
-            return "reply refused"
-        return "prompt too large" if "does not fit" in row.error else "LLM call failed"
+        outcome = row.notes.get("outcome")
+        if outcome in _PROPOSAL_KINDS:
+            return _PROPOSAL_KINDS[outcome]
+        # Stores of versions before outcomes were recorded: refusals were marked, the rest not.
+        return "reply refused" if row.notes.get("reply_refused") else "LLM call failed"
     if row.status is CandidateStatus.REJECTED:
         if row.notes.get("screened_out"):
             return "screened out before full evaluation"

@@ -1,4 +1,5 @@
-"""``cambrian guide``: give a running search guidance."""
+"""``cambrian guide`` and ``cambrian control``: steer a running search from a terminal, through
+the same stored requests and versioned guidance as the web UI."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ def guide(
     replace: bool = typer.Option(False, "--replace", help="Replace the guidance instead of appending"),
     revert: bool = typer.Option(False, "--revert", help="Undo the last guidance change"),
     clear: bool = typer.Option(False, "--clear", help="Remove all guidance"),
+    target: str = typer.Option("", "--target", metavar="candidate:ID|lineage:ID",
+                               help="Guide only the children of one candidate, or its whole "
+                                    "lineage (default: every prompt)"),
 ) -> None:
     """Give a running search guidance (also: edit RUN_DIR/guidance.md). Without TEXT or an
     option, print the guidance history."""
@@ -37,16 +41,19 @@ def guide(
             fail(f"choose one of {', '.join(chosen)}")
         try:
             if revert or clear:
-                version = board.change("revert" if revert else "clear")
+                version = board.change("revert" if revert else "clear", target=target)
             elif text is not None:
-                version = board.change("replace" if replace else "append", text)
+                version = board.change("replace" if replace else "append", text,
+                                       target=target)
             else:
                 table = Table(title="guidance history")
-                for column in ("version", "time", "action", "source", "active guidance"):
+                for column in ("version", "time", "action", "source", "target",
+                               "active guidance"):
                     table.add_column(column)
-                for v in board.history():
+                for v in board.history(target or None):
                     table.add_row(str(v.id), time.strftime("%Y-%m-%d %H:%M:%S",
-                                  time.localtime(v.created_at)), v.action, v.source, v.text or "—")
+                                  time.localtime(v.created_at)), v.action, v.source,
+                                  v.target or "every prompt", v.text or "—")
                 console.print(table)
                 return
         except ValueError as exc:
@@ -57,3 +64,43 @@ def guide(
         store.close()
 
 
+
+
+@app.command()
+def control(
+    run_dir: Path = typer.Argument(..., help="The running run to steer"),
+    action: str = typer.Argument(..., metavar="pause|resume|stop|budget",
+                                 help="pause or resume new proposals, stop cleanly after the "
+                                      "work in flight, or change the budget"),
+    generations: int | None = typer.Option(None, "--generations", "-g", metavar="N",
+                                           help="New evaluation budget (budget)"),
+    max_cost_usd: float | None = typer.Option(None, "--max-cost", metavar="USD",
+                                              help="New money budget (budget)"),
+    max_llm_calls: int | None = typer.Option(None, "--max-llm-calls", metavar="N",
+                                             help="New LLM call budget (budget)"),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", metavar="N",
+                                          help="New token budget (budget)"),
+    max_wall_time_s: float | None = typer.Option(None, "--max-wall-time", metavar="SECONDS",
+                                                 help="New wall-time budget (budget)"),
+) -> None:
+    """Pause, resume or stop a running search, or change its budget; the run applies the
+    request at its next turn and records it."""
+    from cambrian.search.control import request_control
+
+    values = {"generations": generations, "max_cost_usd": max_cost_usd,
+              "max_llm_calls": max_llm_calls, "max_tokens": max_tokens,
+              "max_wall_time_s": max_wall_time_s}
+    payload = {key: value for key, value in values.items() if value is not None}
+    if payload and action != "budget":
+        fail(f"budget values go with the action budget, not {action}")
+    try:
+        store = Store.open(run_dir)
+    except (FileNotFoundError, StoreError) as exc:
+        fail(str(exc))
+    try:
+        request = request_control(Recorder(store), action, payload or None, source="cli")
+    except ValueError as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+    console.print(f"request {request} ({action}) queued; the run applies it at its next turn")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import signal
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from cambrian.llm.base import LLMError
 from cambrian.search.engine import Evolution, RunAborted, RunSummary
 from cambrian.store.store import StoreError
 from cambrian.task.folder import TaskError
-from cambrian.ui.publisher import start_publisher
 
 UiOption = typer.Option(False, "--ui", help="Also serve the web UI of this run (cambrian ui)")
 UiPortOption = typer.Option(8765, "--ui-port", metavar="PORT", help="Port of the --ui web UI")
@@ -78,7 +76,6 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
             err.print(f"[bold yellow]note:[/] {escape(event.message)}")
 
     evolution.subscribe(on_event)
-    publisher = start_publisher(evolution)  # the live feed `cambrian ui` reads (cambrian/ui/)
 
     async def main() -> RunSummary:
         task = asyncio.current_task()
@@ -90,8 +87,6 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
         try:
             return asyncio.run(main())
         finally:
-            if publisher is not None:
-                publisher.close()
             evolution.store.close()
 
 
@@ -141,6 +136,10 @@ def run(
 ) -> None:
     """Start a new evolution run on TASK_DIR."""
     from cambrian.api import RunExists, start
+    from cambrian.cli.ui import require_ui
+
+    if ui:
+        require_ui("the web UI (--ui)")
 
     sets = list(overrides or [])
     if generations is not None:
@@ -159,6 +158,7 @@ def run(
 
 def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None,
             new_run: bool = False) -> None:
+    from cambrian.api import discard_unstarted
     from cambrian.cli.ui import keep_serving, start_beside_run
 
     server = start_beside_run(evolution.run_dir, ui_port) if ui_port is not None else None
@@ -170,8 +170,10 @@ def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None,
         raise typer.Exit(code=RunOutcome.INTERRUPTED.exit_code) from None
     except RunAborted as exc:
         if new_run and exc.before_start:  # no call was spent: a fresh `cambrian run` is the fix
-            shutil.rmtree(evolution.run_dir, ignore_errors=True)
-            fail(f"{exc}\n(no run folder was kept)", code=exc.outcome.exit_code)
+            discard_unstarted(evolution)
+            kept = ("no run folder was kept" if evolution.folder_before_run is None
+                    else f"the run's files were removed from {evolution.run_dir}")
+            fail(f"{exc}\n({kept})", code=exc.outcome.exit_code)
         fail(f"run stopped: {exc}\nThe store is intact; fix the cause and "
              f"`cambrian resume {evolution.run_dir}`.", code=exc.outcome.exit_code)
     _report(summary)
@@ -179,7 +181,7 @@ def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None,
         keep_serving(server)
     if summary.outcome.exit_code:
         err.print(f"[bold yellow]exit {summary.outcome.exit_code}[/] ({summary.outcome.word}): "
-                  "the run stopped before spending its budget; see `cambrian status`.")
+                  "the run stopped before its evaluations were spent; see `cambrian status`.")
         raise typer.Exit(code=summary.outcome.exit_code)
 
 
@@ -197,6 +199,10 @@ def resume(
 ) -> None:
     """Continue a stopped or killed run."""
     from cambrian.api import resume as resume_run
+    from cambrian.cli.ui import require_ui
+
+    if ui:
+        require_ui("the web UI (--ui)")
 
     sets = list(overrides or [])
     if generations is not None:

@@ -8,9 +8,16 @@ from pathlib import Path
 import typer
 
 from cambrian.cli.app import app, console, fail
+from cambrian.core.extras import MissingExtra, require_extra
 
-UI_MISSING = ("the web UI needs its extra dependencies: pip install 'cambrian[ui]' "
-              "(FastAPI, uvicorn, Jinja2)")
+
+def require_ui(feature: str) -> None:
+    """Stop with one line naming the missing module when the ``ui`` extra is not installed
+    (before anything is made: ``run --ui`` checks it before its run folder)."""
+    try:
+        require_extra("ui", feature)
+    except MissingExtra as exc:
+        fail(str(exc))
 
 
 @app.command()
@@ -27,10 +34,9 @@ def ui(
     open_browser: bool = typer.Option(False, "--open", help="Open the page in a browser"),
 ) -> None:
     """Serve the web UI: runs, overview, lineage tree, candidates, comparison, steering."""
-    try:
-        from cambrian.ui.server import build_server, url_of
-    except ImportError:
-        fail(UI_MISSING)
+    require_ui("the web UI (cambrian ui)")
+    from cambrian.ui.server import build_server, url_of
+
     roots = list(run_dirs or [Path("runs")])
     missing = [str(p) for p in roots if not p.exists()]
     if missing:
@@ -49,10 +55,9 @@ def ui(
 
 def start_beside_run(run_dir: Path, port: int) -> object:
     """``cambrian run --ui``: the UI of this run on a background thread of the run's process."""
-    try:
-        from cambrian.ui.server import BackgroundServer, build_server
-    except ImportError:
-        fail(UI_MISSING)
+    require_ui("the web UI (--ui)")
+    from cambrian.ui.server import BackgroundServer, build_server
+
     try:
         server = BackgroundServer(build_server([run_dir], port=port)).start()
     except (RuntimeError, OSError) as exc:

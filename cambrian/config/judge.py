@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
 from cambrian.core.objective import Objective
 from cambrian.lang.languages import language_by_name, registered_languages
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # The name of a registered language with a judge toolchain (cambrian/lang/: python, cpp, rust,
 # or one a plugin registers); checked when the judge is built.

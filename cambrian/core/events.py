@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
-
-from typing_extensions import Self
+from typing import Any, ClassVar, Self, TypeVar
 
 E = TypeVar("E", bound="Event")
 

@@ -45,6 +45,7 @@ class RunOutcome(Enum):
     NOTHING_EVALUATED = ("nothing_evaluated", 4)  # no program could be evaluated / generated
     LLM_UNREACHABLE = ("llm_unreachable", 5)  # the model did not answer or refused every call
     STALLED = ("stalled", 6)  # proposals kept producing no usable program; the run stopped early
+    TASK_CHANGED = ("task_changed", 7)  # a task file changed during the run (a candidate?)
     INTERRUPTED = ("interrupted", 130)  # Ctrl-C or SIGTERM; resume continues it
     FAILED = ("failed", 1)  # an error (a damaged store, a bug): the message says which
 

@@ -4,7 +4,6 @@ providers and the loop's swappable components all register here by name."""
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
@@ -21,13 +20,12 @@ class UnknownName(ConfigError, KeyError):
 
 
 class Registry(Generic[T]):
-    """Entries by name. ``builtins`` are modules imported on first lookup (they register the
-    entries Cambrian ships); a plugin module registers more by calling :meth:`register`."""
+    """Entries by name. The module defining a registry registers the entries Cambrian ships
+    (importing their modules, which know nothing of the registry: imports run one way); a
+    plugin module registers more by calling :meth:`register`."""
 
-    def __init__(self, what: str, builtins: tuple[str, ...] = (), hint: str = "") -> None:
+    def __init__(self, what: str, hint: str = "") -> None:
         self.what = what
-        self._builtins = builtins
-        self._loaded = not builtins
         self._entries: dict[str, T] = {}
         self._hint = hint
 
@@ -37,14 +35,7 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         return entry
 
-    def _load(self) -> None:
-        if not self._loaded:
-            self._loaded = True
-            for module in self._builtins:
-                importlib.import_module(module)
-
     def get(self, name: str) -> T:
-        self._load()
         if name not in self._entries:
             close = difflib.get_close_matches(name, list(self._entries), n=1, cutoff=0.4)
             hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -53,17 +44,13 @@ class Registry(Generic[T]):
         return self._entries[name]
 
     def find(self, name: str) -> T | None:
-        self._load()
         return self._entries.get(name)
 
     def names(self) -> list[str]:
-        self._load()
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:
-        self._load()
         return name in self._entries
 
     def __iter__(self) -> Iterator[T]:
-        self._load()
         return iter(list(self._entries.values()))

@@ -10,6 +10,7 @@ command (ShinkaEvolve style): `python evaluate.py --program_path P --results_dir
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,14 +106,28 @@ def _with_run_record(
 
 
 def _drop_links(results_dir: Path) -> None:
-    """Removes links the evaluation left in its results folder before Cambrian reads it.
+    """Removes links the evaluation left in or as its results folder before Cambrian reads it.
 
-    Cambrian may run as root: a `metrics.json` linking to a file the sandbox user cannot read
-    must not get that file's content into the store.
+    Cambrian may run as root, and the results folder lies in the candidate's scratch folder:
+    a ``metrics.json`` linking to a file the sandbox user cannot read must not get that file
+    into the store, and a results folder replaced by a link to any folder of the machine must
+    be neither read nor cleaned (unlinking the links *there*). Nothing of the evaluation runs
+    any more when this is called (no descendant survives it), so what is checked stays true.
     """
-    for entry in results_dir.iterdir() if results_dir.is_dir() else ():
-        if entry.is_symlink():
-            entry.unlink()
+    try:
+        fd = os.open(results_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError:  # a link or a file in its place: removed (never followed), folder empty
+        results_dir.unlink()
+        results_dir.mkdir()
+        return
+    try:
+        for entry in os.scandir(fd):
+            if entry.is_symlink():
+                os.unlink(entry.name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 async def _run(argv: list[str], cwd: Path, limits: SandboxLimits) -> SandboxResult:

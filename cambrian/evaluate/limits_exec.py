@@ -31,6 +31,7 @@ The shim writes one JSON object to CONFIG["report_fd"]:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import math
@@ -89,11 +90,14 @@ def apply_limits(memory_limit_mb: int | None, cpu_time_limit_s: float | None,
         _set_limit(resource.RLIMIT_NPROC, max_processes)
 
 
-def _best_effort(step) -> None:  # type: ignore[no-untyped-def]
+def _best_effort(step, name: str, warn_fd: int) -> None:  # type: ignore[no-untyped-def]
+    """A containment step of the command's own process; a kernel without it is reported to
+    the supervisor (``warn_fd``) for the containment report, and the command goes on."""
     try:
         step()
-    except (OSError, AttributeError):
-        pass  # a kernel without it: the containment report says what is active
+    except (OSError, AttributeError) as error:
+        with contextlib.suppress(OSError):
+            os.write(warn_fd, f"{name} failed: {error}\n".encode())
 
 
 class Shim:
@@ -116,7 +120,7 @@ class Shim:
 
     # ----------------------------------------------------------------- the command itself
 
-    def become_command(self, parent: int, exec_write: int) -> None:
+    def become_command(self, parent: int, exec_write: int, warn_write: int) -> None:
         """In the forked child: contain, then exec (or run in place). Never returns."""
         config = self.config
         try:
@@ -132,9 +136,12 @@ class Shim:
                 os.setresgid(self.user[1], self.user[1], self.user[1])
                 os.setresuid(self.user[0], self.user[0], self.user[0])
             elif os.getuid() == 0:
-                _best_effort(ns.drop_root_capabilities)
-            _best_effort(ns.set_no_new_privileges)
-            _best_effort(lambda: ns.set_parent_death_signal(signal.SIGKILL))
+                _best_effort(ns.drop_root_capabilities, "dropping root's capabilities",
+                             warn_write)
+            _best_effort(ns.set_no_new_privileges, "no_new_privs", warn_write)
+            _best_effort(lambda: ns.set_parent_death_signal(signal.SIGKILL),
+                         "the command's parent-death signal", warn_write)
+            os.close(warn_write)
             if os.getppid() != parent:
                 os._exit(PARENT_GONE_EXIT_CODE)
         except BaseException as error:  # noqa: BLE001 - reported, then the child ends
@@ -159,11 +166,14 @@ class Shim:
         # Closes (close-on-exec) when the child execs: sampling starts with the command's own
         # address space, not the copy of this shim's that the child has before exec.
         exec_read, exec_write = os.pipe()
+        warn_read, warn_write = os.pipe()  # containment steps the command's process missed
         child = os.fork()
         if child == 0:
             os.close(exec_read)
-            self.become_command(me, exec_write)
+            os.close(warn_read)
+            self.become_command(me, exec_write, warn_write)
         os.close(exec_write)
+        os.close(warn_write)
         self.command_pid = child
         deadline_s = self.config.get("wall_deadline_s")
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
@@ -186,7 +196,10 @@ class Shim:
         os.close(exec_read)
         if sweep:
             tree.kill_descendants(me)
+        with os.fdopen(warn_read, "rb") as warned:  # every writer is gone: read to EOF
+            missed = warned.read(65536).decode(errors="replace").splitlines()
         return {
+            "warnings": missed,
             "returncode": tree.returncode(status),
             "cpu_s": usage.ru_utime + usage.ru_stime,  # type: ignore[union-attr]
             "peak_vm_bytes": peak,
@@ -385,6 +398,7 @@ class Shim:
         os._exit(0)
 
     def finish(self, outcome: dict) -> int:
+        self.warnings.extend(outcome.pop("warnings", []))
         report_fd = self.config.get("report_fd")
         if report_fd is not None:
             report = {"mechanisms": self.mechanisms, "warnings": self.warnings,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,15 +97,25 @@ def describe(value: Any) -> str:
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise invalid(f"{path} was not written (no such file)")
-    size = path.stat().st_size
-    if size > MAX_RESULT_FILE_BYTES:
-        raise invalid(
-            f"{path} is {size} bytes; result files over {MAX_RESULT_FILE_BYTES} bytes are rejected"
-        )
+    """The JSON object an evaluation wrote at ``path``, never through a link (the folder is
+    the candidate's: a link could point at any file Cambrian may read)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise invalid(f"{path} was not written (no such file)") from None
+    except OSError as error:
+        raise invalid(f"{path} could not be read ({error.strerror}): results must be plain "
+                      "files, not links") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise invalid(f"{path} is not a plain file")
+        if info.st_size > MAX_RESULT_FILE_BYTES:
+            raise invalid(f"{path} is {info.st_size} bytes; result files over "
+                          f"{MAX_RESULT_FILE_BYTES} bytes are rejected")
+        data = handle.read(MAX_RESULT_FILE_BYTES + 1)
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise invalid(f"{path} is not UTF-8 text: {error}") from None
     try:
@@ -339,7 +351,7 @@ class CorrectnessReport:
 
 
 def read_correct_json(path: Path) -> CorrectnessReport | None:
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     report = read_json_object(path)
     if "correct" not in report:

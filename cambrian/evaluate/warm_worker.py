@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cambrian.core.python_ast import parse_python
 from cambrian.evaluate.child_env import build_child_env
 from cambrian.evaluate.output_capture import CaptureProtocol
 from cambrian.evaluate.sandbox import WarmWorkerLost
@@ -79,7 +80,7 @@ def preload_names(scripts: Iterable[Path], local_names: set[str]) -> list[str]:
     found: list[str] = []
     for script in scripts:
         try:
-            tree = ast.parse(Path(script).read_text(encoding="utf-8"))
+            tree = parse_python(Path(script).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, ValueError):
             continue
         for name in _top_level_imports(tree):

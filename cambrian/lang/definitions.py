@@ -13,6 +13,7 @@ import bisect
 import re
 from collections.abc import Callable
 
+from cambrian.core.python_ast import parse_python
 from cambrian.lang.code_mask import mask_code, mask_style
 from cambrian.lang.language import Definition, Language
 
@@ -48,7 +49,7 @@ def supports_functions(language: Language) -> bool:
 
 
 def python_definitions(source: str, top_level_only: bool) -> list[Definition]:
-    tree = ast.parse(source)
+    tree = parse_python(source)
     found: list[Definition] = []
 
     def visit(node: ast.AST, depth: int) -> None:
@@ -171,7 +172,7 @@ def code_outside(source: str, language: Language, definitions: list[Definition])
     """0-based lines holding code that belongs to no definition (imports, globals, prose...)."""
     covered = {line for d in definitions for line in range(d.start, d.end)}
     if language.name == "python":
-        tree = ast.parse(source)
+        tree = parse_python(source)
         lines = {
             line
             for statement in tree.body

@@ -8,7 +8,6 @@ from pathlib import PurePath
 
 from cambrian.lang.builtin import (
     BUILTIN_LANGUAGES,
-    C,
     CPP,
     GENERIC,
     GO,
@@ -19,6 +18,7 @@ from cambrian.lang.builtin import (
     RUST,
     SHELL,
     TYPESCRIPT,
+    C,
 )
 from cambrian.lang.language import Language
 

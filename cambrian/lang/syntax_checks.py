@@ -15,7 +15,6 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-
 COMPILER_TIMEOUT_S = 30.0
 MAX_REPORTED_ERRORS = 3
 

@@ -8,7 +8,7 @@ from typing import Any
 from cambrian.config import ModelConfig
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.pricing import ModelPrices
-from cambrian.llm.providers import ProviderSpec, register_provider
+from cambrian.llm.provider_spec import ProviderSpec
 
 DEFAULT_LOCAL_CONTEXT = 8192
 
@@ -61,8 +61,9 @@ def _gemini(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) ->
     return GeminiProvider(**remote_options(config, api_key))
 
 
-register_provider(ProviderSpec("local", _local, local=True))
-register_provider(ProviderSpec("openai", _openai, key_env="OPENAI_API_KEY", key_required=True))
-register_provider(ProviderSpec("anthropic", _anthropic, key_env="ANTHROPIC_API_KEY",
-                               key_required=True))
-register_provider(ProviderSpec("gemini", _gemini, key_env="GEMINI_API_KEY", key_required=True))
+BUILTIN_PROVIDERS = (
+    ProviderSpec("local", _local, local=True),
+    ProviderSpec("openai", _openai, key_env="OPENAI_API_KEY", key_required=True),
+    ProviderSpec("anthropic", _anthropic, key_env="ANTHROPIC_API_KEY", key_required=True),
+    ProviderSpec("gemini", _gemini, key_env="GEMINI_API_KEY", key_required=True),
+)

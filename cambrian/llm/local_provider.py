@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cambrian.core.extras import require_extra
 from cambrian.llm import model_files
 from cambrian.llm.base import (
     ContextOverflow,
@@ -35,7 +36,6 @@ from cambrian.llm.base import (
     Message,
     Usage,
 )
-from cambrian.core.extras import require_extra
 from cambrian.llm.lazy_grammar import LazyGrammar
 from cambrian.llm.prompt_states import PromptStates
 

@@ -8,33 +8,20 @@ The built-in ones are ``local`` (llama.cpp), ``openai`` (any OpenAI-compatible s
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
 from cambrian.core.registry import Registry
+from cambrian.llm.builtin_providers import BUILTIN_PROVIDERS
+from cambrian.llm.provider_spec import ProviderSpec
 
-if TYPE_CHECKING:
-    from cambrian.config import ModelConfig
-    from cambrian.llm.base import LLMProvider
-
-
-@dataclass(frozen=True)
-class ProviderSpec:
-    name: str
-    # (model config, API key or None, a dict shared by the providers of one run: e.g. one
-    # local model per weights file) -> a provider; raises LLMError when it cannot be built.
-    build: Callable[[ModelConfig, str | None, dict[str, Any]], LLMProvider]
-    local: bool = False  # runs in this process: slow serialised calls, grammars honoured
-    key_env: str | None = None  # where the API key is read when api_key_env is not set
-    # The vendor's own API needs a key (a base_url pointing elsewhere may not).
-    key_required: bool = False
-
+__all__ = ["PROVIDERS", "ProviderSpec", "register_provider"]
 
 PROVIDERS: Registry[ProviderSpec] = Registry(
-    "LLM provider (llm.models[].provider)", builtins=("cambrian.llm.builtin_providers",),
+    "LLM provider (llm.models[].provider)",
     hint=" A plugin module listed under search.plugins can register more.")
 
 
 def register_provider(spec: ProviderSpec) -> ProviderSpec:
     return PROVIDERS.register(spec.name, spec)
+
+
+for _builtin in BUILTIN_PROVIDERS:
+    register_provider(_builtin)

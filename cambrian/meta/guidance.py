@@ -60,6 +60,9 @@ class GuidanceBoard:
                 raise ValueError("guidance to append is empty")
             active = f"{now.text}\n{text}".strip()
         elif action == "replace":
+            if not text:
+                raise ValueError("replacing the guidance with nothing would clear it; use "
+                                 "clear for that")
             active = text
         elif action == "clear":
             active = ""

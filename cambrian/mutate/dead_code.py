@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from cambrian.core.python_ast import parse_python
+
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -35,7 +37,7 @@ def behaviour_unchanged(parent: str, child: str) -> str:
     once the top-level functions and classes the child adds and nothing else in it refers to
     are removed. Anything else, a changed docstring included, counts as a change."""
     try:
-        parent_tree, child_tree = ast.parse(parent), ast.parse(child)
+        parent_tree, child_tree = parse_python(parent), parse_python(child)
     except SyntaxError:
         return ""  # the syntax check reports it
     parent_dump = ast.dump(parent_tree)

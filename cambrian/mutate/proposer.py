@@ -110,9 +110,9 @@ class Proposer:
                 focus=request.tags.get(FOCUS_NOTE),
                 budget_tokens=budget, count_tokens=caps.count_tokens)
         except PromptTooLarge as exc:
-            self._record_failure(request, arm, None, str(exc))
-            result.errors.append(str(exc))
             result.outcome = ProposalOutcome.PROMPT_TOO_LARGE
+            self._record_failure(request, arm, None, str(exc), result.outcome)
+            result.errors.append(str(exc))
             return result
         params = GenerationParams(
             temperature=arm.temperature, max_tokens=reply_tokens,
@@ -134,10 +134,10 @@ class Proposer:
             result.llm_calls += 1
             previous_context = call.context_id
             if call.response is None:
-                self._record_failure(request, arm, call.context_id, call.error)
-                result.errors.append(call.error)
                 fatal = call.failure is not None and call.failure.fatal
                 result.outcome = ProposalOutcome.FATAL if fatal else ProposalOutcome.CALL_FAILED
+                self._record_failure(request, arm, call.context_id, call.error, result.outcome)
+                result.errors.append(call.error)
                 break  # the provider already retried transient failures
             response = replace(call.response,
                                text=stopped_reply_text(call.response, params.stop))
@@ -148,7 +148,7 @@ class Proposer:
                 return await self._filter_and_record(request, arm, call.context_id,
                                                      source, description, notes, result)
             self._record_failure(request, arm, call.context_id, made.message,
-                                 reply_refused=True)
+                                 ProposalOutcome.REPLY_REFUSED)
             self.on_reply_refused(request.tags)
             result.errors.append(made.message)
             if self._restart_after(made, caps.local):
@@ -229,11 +229,14 @@ class Proposer:
     # ------------------------------------------------------------------ records
 
     def _record_failure(self, request: ProposalRequest, arm: Arm, context_id: int | None,
-                        error: str, reply_refused: bool = False) -> None:
-        """``reply_refused``: the model answered, but its reply could not be used (as opposed
-        to a call that failed or a prompt that did not fit)."""
-        self._record(request, arm, context_id, CandidateStatus.PATCH_FAILED,
-                     {"reply_refused": True} if reply_refused else {}, error=error)
+                        error: str, outcome: ProposalOutcome) -> None:
+        """A proposal attempt that left no child, with its outcome in the notes (what
+        ``cambrian status`` and the UI count failures by); ``reply_refused`` marks the
+        model having answered with a reply that could not be used."""
+        notes: dict[str, Any] = {"outcome": outcome.value}
+        if outcome is ProposalOutcome.REPLY_REFUSED:
+            notes["reply_refused"] = True
+        self._record(request, arm, context_id, CandidateStatus.PATCH_FAILED, notes, error=error)
 
     def _record(self, request: ProposalRequest, arm: Arm, context_id: int | None,
                 status: CandidateStatus, notes: dict[str, Any], *, source: str | None = None,

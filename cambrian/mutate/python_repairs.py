@@ -20,6 +20,7 @@ import ast
 import builtins
 from typing import Any
 
+from cambrian.core.python_ast import parse_python
 from cambrian.mutate.required_names import bound_anywhere, loaded_names, restore_all
 from cambrian.task.blocks import BlockError, block_contents, parse_regions, replace_block_contents
 
@@ -54,7 +55,7 @@ def renamed_function(parent: str, child: str) -> tuple[str, str] | None:
     """(old name, new name) when the child dropped one of the parent's block functions, does
     not call it, and added exactly one function in its place."""
     try:
-        parent_tree, child_tree = ast.parse(parent), ast.parse(child)
+        parent_tree, child_tree = parse_python(parent), parse_python(child)
         regions = parse_regions(parent)
     except (SyntaxError, BlockError):
         return None
@@ -73,7 +74,7 @@ def renamed_function(parent: str, child: str) -> tuple[str, str] | None:
 def missing_imports(child: str) -> list[str]:
     """Import lines for the known modules the child uses without binding them."""
     try:
-        tree = ast.parse(child)
+        tree = parse_python(child)
     except SyntaxError:
         return []
     unbound = loaded_names(tree) - bound_anywhere(tree) - set(dir(builtins))

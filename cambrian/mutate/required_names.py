@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from cambrian.core.python_ast import parse_python
 from cambrian.task.blocks import block_contents, parse_regions, replace_block_contents
 
 
@@ -62,7 +63,7 @@ def missing_required_definitions(parent: str, child: str) -> list[str]:
     code uses them, or the child's own code still uses them (a rewritten function that calls a
     helper the reply left out)."""
     try:
-        parent_tree, child_tree = ast.parse(parent), ast.parse(child)
+        parent_tree, child_tree = parse_python(parent), parse_python(child)
     except SyntaxError:
         return []
     inside = _block_lines(parent)
@@ -95,7 +96,7 @@ def restore_all(parent: str, child: str) -> tuple[str, list[str]]:
 
 def restore_definitions(parent: str, child: str, names: list[str]) -> str:
     """``child`` with the parent's definitions of ``names`` appended to its last evolve block."""
-    tree = ast.parse(parent)
+    tree = parse_python(parent)
     definitions = _top_level_definitions(tree)
     lines = parent.splitlines()
     segments: list[str] = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 
+from cambrian.core.python_ast import parse_python
 from cambrian.lang.code_mask import code_tokens, mask_code
 from cambrian.lang.definitions import code_outside, find_definitions
 from cambrian.lang.languages import Language
@@ -40,7 +41,7 @@ def setting_name(line: str, language: Language) -> str | None:
         return None
     if language.name == "python":
         try:
-            tree = ast.parse(text.strip())
+            tree = parse_python(text.strip())
         except SyntaxError:
             return None
         if len(tree.body) != 1:
@@ -65,7 +66,7 @@ def _code_of(line: str, language: Language) -> str:
     """A setting line's code without its comment or layout, for "did the value change"."""
     text = line_text(line).strip()
     if language.name == "python":
-        return ast.dump(ast.parse(text))  # 1.0 and 1.00 are the same value
+        return ast.dump(parse_python(text))  # 1.0 and 1.00 are the same value
     return " ".join(code_tokens(text, language))
 
 

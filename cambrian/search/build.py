@@ -21,10 +21,10 @@ from cambrian.config.extras import check_extras
 from cambrian.core.bus import EventBus, Subscriber
 from cambrian.core.components import get_component, make_component
 from cambrian.core.errors import ConfigError
-from cambrian.core.registry import UnknownName
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
+from cambrian.core.registry import UnknownName
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.evaluate.executors import build_executor
 from cambrian.llm.base import LLMProvider

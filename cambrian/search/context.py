@@ -6,9 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cambrian.config import RunConfig
-from cambrian.core.hooks import LoopHook
-from cambrian.core.objective import Objective
-from cambrian.core.outcomes import RunOutcome
 from cambrian.core.events import (
     CandidateEvaluated,
     CandidateProposed,
@@ -16,6 +13,9 @@ from cambrian.core.events import (
     Event,
     ScreenedOut,
 )
+from cambrian.core.hooks import LoopHook
+from cambrian.core.objective import Objective
+from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.llm.gateway import LLMGateway
 from cambrian.search.budget import BudgetManager

@@ -1,5 +1,5 @@
 """Steering a running search from outside the loop: pause and resume proposals, change the
-generation or money budget, stop cleanly (the web UI, ``cambrian stop``, the Python API).
+generation or money budget, stop cleanly (the web UI, ``cambrian control``, the Python API).
 
 Every request is a row of ``control_requests`` first, written by whichever process asks (the web
 UI may run in another process); the loop takes pending rows in order at each turn, applies them

@@ -26,6 +26,7 @@ from cambrian.search.archive import Archive
 from cambrian.search.context import Progress, RunAborted, RunContext
 from cambrian.search.control import RunControl
 from cambrian.search.evaluations import EvaluationQueue
+from cambrian.search.live_feed import start_publisher
 from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.proposals import ProposalSlots
 from cambrian.search.side_work import PeriodicJob, SideWork
@@ -73,9 +74,13 @@ class Evolution:
         self.stoppers = stoppers  # evolution.target_score / evolution.patience
         self.side_work = SideWork(
             [PeriodicJob(hook.name, hook.due, self._hook_step(hook), hook.blocks_proposals)
-             for hook in hooks], self.side_call_stop, self._side_step_failed)
+             for hook in hooks], self.side_call_stop, self._side_step_failed,
+            self.evaluations_spent)
         self._started = False
         self._restored = False
+        # The entries of the run folder before this run was created in it (None: the run made
+        # the folder), so that a run stopped by its preflight removes only what it wrote.
+        self.folder_before_run: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ views
 
@@ -207,6 +212,16 @@ class Evolution:
         if self._started:
             raise RuntimeError("an Evolution runs once; resume the run to continue it")
         self._started = True
+        # The live feed a web UI in another process reads; whoever started the run (CLI,
+        # Python API, notebook), the UI sees it live and can steer it.
+        feed = start_publisher(self.run_dir, self.subscribe)
+        try:
+            return await self._run()
+        finally:
+            if feed is not None:
+                feed.close()
+
+    async def _run(self) -> RunSummary:
         ctx = self.ctx
         ctx.recorder.emit(SessionStarted(pid=os.getpid()))
         proposals: set[asyncio.Task[int | None]] = set()

@@ -51,7 +51,7 @@ class EvaluationQueue:
             try:
                 outcome = await self.executor.run(EvaluationJob(row.source, work_dir, row.id))
             except TaskFilesChanged as exc:  # an evaluation rewrote the task: stop, loudly
-                raise RunAborted(str(exc), RunOutcome.FAILED) from None
+                raise RunAborted(str(exc), RunOutcome.TASK_CHANGED) from None
             self.committer.evaluation(row, outcome.result, outcome.worker)
             future.set_result(outcome.result)
         finally:

@@ -6,8 +6,11 @@ comments and layout is rejected outright; any other is judged by an LLM novelty 
 (``novelty.judge``; ``novelty_judge.py``) when there is one; when there is none it passes under
 the automatic threshold (the embedding alone cannot tell a near-copy from a changed constant)
 and is rejected under a threshold the user set. A rejected proposal, also one the judge gave no
-verdict on (its error is stored and logged), is stored with its reason, and the engine samples a
-new one (up to ``novelty.max_attempts`` rejections per generation).
+verdict on under a threshold the user set (its error is stored and logged), is stored with its
+reason, and the engine samples a new one (up to ``novelty.max_attempts`` rejections per
+generation). A judge that gives no verdict is taken as absent for a while: under the automatic
+threshold the code decides, and the judge is not asked again before 2, 4, 8 ... 64 more
+checks.
 
 Every island's index starts with the initial program; a program that migrates, or seeds a new
 island, is added to that island's index too (it stays in its old island's index: the programs
@@ -44,6 +47,7 @@ from cambrian.search.novelty_judge import (
     judge_prompt,
     parse_judge_reply,
 )
+from cambrian.search.side_work import backoff
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import CandidateRow
 from cambrian.task.blocks import block_contents
@@ -142,6 +146,12 @@ class NoveltyFilter:
         self.index = SimilarityIndex()
         self._vectors: dict[str, np.ndarray] = {}  # of children checked, until accepted
         self._initial_indexing: asyncio.Future[None] | None = None
+        # The judge backs off after replies without a verdict (a judge model that cannot
+        # answer would otherwise cost a call for every proposal above the threshold): it is
+        # not asked again before 2, 4, 8 ... 64 more checks; a verdict resets that.
+        self._checks = 0
+        self._judge_failures = 0
+        self._judge_retry_at = 0
         warm_up = getattr(embedder, "warm_up", None)
         if warm_up is not None:  # load the model in the background from now on
             warm_up()
@@ -230,6 +240,7 @@ class NoveltyFilter:
         rejections): no judge call is spent on it."""
         vector = await self._embed(source)
         await self._indexed()
+        self._checks += 1
         nearest = self.index.nearest(island, vector)
         if nearest is None or nearest[0] <= self.threshold:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))
@@ -238,23 +249,30 @@ class NoveltyFilter:
         if self._same_code(source, nearest_id):
             return NoveltyVerdict(False, vector, similarity, nearest_id,
                                   f"{too_similar}: only comments or layout differ")
-        if self.judge_label is None and self.config.threshold == "auto":
+        judge_resting = self._checks < self._judge_retry_at
+        if (self.judge_label is None or judge_resting) and self.config.threshold == "auto":
             # The embedding alone cannot tell a near-copy from a changed number or one changed
             # line of a long program (see AUTO_THRESHOLD_WITHOUT_JUDGE): the code decides. A
             # threshold the user set is taken at its word.
             return NoveltyVerdict(True, vector, similarity, nearest_id)
-        if self.judge_label is None or not use_judge:
+        if self.judge_label is None or not use_judge or judge_resting:
             return NoveltyVerdict(False, vector, similarity, nearest_id, too_similar)
         novel, context_id, problem, skipped = await self._ask_judge(source, nearest_id)
         if skipped:
             return NoveltyVerdict(False, vector, similarity, nearest_id,
                                   f"{too_similar}; the novelty judge was not asked: {skipped}")
         if problem:
-            log.warning("novelty judge gave no verdict (context %s): %s", context_id, problem)
+            self._judge_failures += 1
+            self._judge_retry_at = self._checks + backoff(self._judge_failures)
+            log.warning("novelty judge gave no verdict (context %s): %s; not asked again for "
+                        "%d checks", context_id, problem, self._judge_retry_at - self._checks)
             self.recorder.emit(NoveltyJudgeError(context_id=context_id, nearest_id=nearest_id,
                                                  error=problem))
+            if self.config.threshold == "auto":  # as without a judge: the code decided above
+                return NoveltyVerdict(True, vector, similarity, nearest_id, "", context_id)
             reason = f"{too_similar}; the novelty judge gave no verdict ({problem})"
         else:
+            self._judge_failures, self._judge_retry_at = 0, 0
             reason = "" if novel else f"{too_similar} and the novelty judge found no meaningful difference"
         return NoveltyVerdict(novel, vector, similarity, nearest_id, reason, context_id)
 

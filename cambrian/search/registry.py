@@ -18,39 +18,31 @@ imported before the run starts.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from cambrian.config import ConfigError, DatabaseConfig
-from cambrian.core.registry import Registry
 from cambrian.core.plugins import load_plugins
+from cambrian.core.registry import Registry
 from cambrian.search.algorithm import Selector, SelectorContext
+from cambrian.search.algorithm_spec import AlgorithmSpec
+from cambrian.search.algorithms import BUILTIN_ALGORITHMS
 
-
-@dataclass(frozen=True)
-class AlgorithmSpec:
-    name: str
-    description: str
-    options: type[BaseModel]
-    selector: Callable[[SelectorContext], Selector]
-    # Optional loop hooks (LLM-driven parts of an algorithm): called as
-    # hooks(selector, services, options) -> cambrian.search.hooks.AlgorithmHooks.
-    hooks: Callable[..., Any] | None = None
-    # The ``database.*`` settings it reads besides ``num_islands`` (the shared archive section
-    # is shinka's); setting another one for this algorithm is an error, not silently ignored.
-    database_keys: frozenset[str] = frozenset()
+__all__ = ["ALGORITHMS", "AlgorithmSpec", "algorithm_names", "get_algorithm",
+           "make_hooks", "make_selector", "register_algorithm"]
 
 
 ALGORITHMS: Registry[AlgorithmSpec] = Registry(
-    "search algorithm", builtins=("cambrian.search.algorithms",),
-    hint=" A plugin module listed under search.plugins can register more.")
+    "search algorithm", hint=" A plugin module listed under search.plugins can register more.")
 
 
 def register_algorithm(spec: AlgorithmSpec) -> AlgorithmSpec:
     return ALGORITHMS.register(spec.name, spec)
+
+
+for _builtin in BUILTIN_ALGORITHMS:
+    register_algorithm(_builtin)
 
 
 def algorithm_names() -> list[str]:
@@ -62,12 +54,14 @@ def get_algorithm(name: str) -> AlgorithmSpec:
 
 
 def check_database_keys(spec: AlgorithmSpec, database: DatabaseConfig) -> None:
-    """A ``database.*`` setting the chosen algorithm does not read (changed from its default)
-    is an error naming the algorithms that do."""
+    """A ``database.*`` setting the chosen algorithm does not read (given in the config, even
+    at its default value, or changed from its default) is an error naming the algorithms
+    that do."""
     defaults = DatabaseConfig()
-    changed = {key for key in DatabaseConfig.model_fields
-               if getattr(database, key) != getattr(defaults, key)} - {"num_islands"}
-    unused = sorted(changed - spec.database_keys)
+    given = set(database.model_fields_set) | {
+        key for key in DatabaseConfig.model_fields
+        if getattr(database, key) != getattr(defaults, key)}
+    unused = sorted(given - {"num_islands"} - spec.database_keys)
     if unused:
         readers = sorted(a.name for a in ALGORITHMS if set(unused) <= a.database_keys)
         by = f"only {', '.join(readers)} read" if readers else "no algorithm reads"

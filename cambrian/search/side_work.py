@@ -64,10 +64,14 @@ class PeriodicJob:
 class SideWork:
     def __init__(self, jobs: list[PeriodicJob],
                  budget_check: Callable[[], str | None] | None = None,
-                 on_failure: FailureListener | None = None) -> None:
+                 on_failure: FailureListener | None = None,
+                 evaluated_now: Callable[[], int] | None = None) -> None:
+        """``evaluated_now``: the run's evaluation count, read when a step fails, so that a
+        slow step's back-off counts from its failure, not from its start."""
         self.jobs = jobs
         self.budget_check = budget_check
         self.on_failure = on_failure
+        self.evaluated_now = evaluated_now
 
     def launch_due(self, evaluated: int) -> list[asyncio.Future[Any]]:
         """Start every job that is due; a job already running, already started at this
@@ -100,7 +104,8 @@ class SideWork:
             await job.start(evaluated)
         except StepFailed as failure:
             job.failures += 1
-            job.retry_at = evaluated + backoff(job.failures)
+            failed_at = max(evaluated, self.evaluated_now()) if self.evaluated_now else evaluated
+            job.retry_at = failed_at + backoff(job.failures)
             if self.on_failure is not None:
                 self.on_failure(job, failure, evaluated)
         else:

@@ -11,6 +11,8 @@ import ast
 from pathlib import Path
 from typing import Literal
 
+from cambrian.core.python_ast import parse_python
+
 ContractName = Literal["module", "command"]
 
 CONTRACT_SHAPES_HELP = (
@@ -65,7 +67,7 @@ def detect_contract(evaluator_path: Path) -> ContractName:
     """Decides from the evaluator's AST; a command-line shape wins over an evaluate() helper."""
     source = Path(evaluator_path).read_text(encoding="utf-8")
     try:
-        tree = ast.parse(source, filename=str(evaluator_path))
+        tree = parse_python(source, filename=str(evaluator_path))
     except SyntaxError as error:
         raise ValueError(
             f"cannot parse evaluator {evaluator_path}: {error.msg} (line {error.lineno}). "

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.config import ConfigError, RunConfig, read_config_file
-from cambrian.task.contracts import detect_contract
+from cambrian.core.python_ast import parse_python
 from cambrian.lang.languages import Language, language_by_name, language_for_path
 from cambrian.task.blocks import BlockError, parse_regions
+from cambrian.task.contracts import detect_contract
 from cambrian.task.peer_configs import PeerConfig, find_config_file, read_peer_config
 
 INITIAL_STEMS = ("initial", "initial_program", "init_program", "main", "solution")
@@ -200,7 +201,7 @@ def _evaluator_docstring(evaluator: Path) -> str | None:
     if evaluator.suffix != ".py":
         return None
     try:
-        docstring = ast.get_docstring(ast.parse(evaluator.read_text()))
+        docstring = ast.get_docstring(parse_python(evaluator.read_text()))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return None
     return docstring.strip() if docstring and docstring.strip() else None
@@ -221,7 +222,7 @@ def _judged_task(root: Path, config: RunConfig) -> Path:
 def _evaluator_and_contract(root: Path, config: RunConfig) -> tuple[Path, str]:
     evaluator = _find_evaluator(root, config.task.evaluator)
     try:
-        ast.parse(evaluator.read_text(), filename=str(evaluator))
+        parse_python(evaluator.read_text(), filename=str(evaluator))
     except SyntaxError as exc:
         raise TaskError(f"{evaluator} has a syntax error at line {exc.lineno}: {exc.msg}") from None
     if config.evaluation.contract == "auto":

@@ -16,11 +16,11 @@ from cambrian.trace.cycling import (
 from cambrian.trace.deletion import deleted_lines_in_lineage, deletion_history_text
 from cambrian.trace.export import export_trace
 from cambrian.trace.importers.evotrace import read_exported_trace as import_trace
-from cambrian.trace.to_store import import_to_store
-from cambrian.trace.model import Trace
 from cambrian.trace.loading import load_trace
+from cambrian.trace.model import Trace
 from cambrian.trace.static import StaticReport, analyse_static
 from cambrian.trace.store_lineage import StoreLineage
+from cambrian.trace.to_store import import_to_store
 
 __all__ = [
     "CyclingReport",

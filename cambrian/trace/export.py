@@ -16,8 +16,8 @@ from cambrian.trace.layout import (
     dumps_row,
     table_path,
 )
-from cambrian.trace.model import CandidateRecord, ContextRecord, Trace, sha256_text
 from cambrian.trace.loading import load_trace
+from cambrian.trace.model import CandidateRecord, ContextRecord, Trace, sha256_text
 
 
 class _BlobWriter:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cambrian.core.python_ast import parse_python
 from cambrian.lang.languages import as_language
 from cambrian.task.knobs import Knob, LiteralSite, literal_sites, locate
 
@@ -38,7 +39,7 @@ def format_value(value: float, knob: Knob) -> str:
 
 
 def _python_insert_offset(source: str) -> int:
-    tree = ast.parse(source)
+    tree = parse_python(source)
     body = list(tree.body)
     last_end = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \

@@ -28,8 +28,8 @@ from cambrian.mutate.required_names import restore_all
 from cambrian.task.blocks import BlockError
 from cambrian.trace.extras import extras_dir, write_json
 from cambrian.trace.llm_choice import provider_for
-from cambrian.trace.model import CandidateRecord, ContextRecord, Trace, sha256_text
 from cambrian.trace.loading import load_trace
+from cambrian.trace.model import CandidateRecord, ContextRecord, Trace, sha256_text
 
 Evaluate = Callable[[str], Awaitable["float | None"]]
 

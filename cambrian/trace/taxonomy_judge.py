@@ -19,8 +19,8 @@ from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMReques
 from cambrian.trace.edits import Edit, collect_edits
 from cambrian.trace.extras import TAXONOMY_FILE, extras_dir, write_json
 from cambrian.trace.label_cache import CachedLabels, LabelCache
-from cambrian.trace.model import Trace
 from cambrian.trace.loading import load_trace
+from cambrian.trace.model import Trace
 from cambrian.trace.taxonomy import (
     RUBRIC_VERSION,
     SYSTEM_PROMPT,

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.store.store import STORE_FILENAME, Store
-from cambrian.trace.model import STATUSES, Trace
 from cambrian.trace.loading import load_trace
+from cambrian.trace.model import STATUSES, Trace
 
 
 def _dumps(value: Any) -> str:

@@ -1,3 +1,3 @@
 """The web UI: watch, inspect and steer runs in the browser (``cambrian ui``, ``cambrian run
---ui``). ``publisher.py`` runs inside the run's process and needs only the standard library;
-everything else needs the ``ui`` extra (FastAPI, uvicorn, Jinja2)."""
+--ui``). The run's side of the live view is ``search/live_feed.py`` (standard library only);
+everything here needs the ``ui`` extra (FastAPI, uvicorn, Jinja2)."""

@@ -180,6 +180,16 @@ def create_app(catalog: RunCatalog, *, read_only: bool = False,
         with opened(ref) as store:
             return JSONResponse(tree_data(store, include_refused=all))
 
+    @app.get("/api/runs/{key}/guidance")
+    def guidance_json(key: str, target: str = "") -> JSONResponse:
+        """The guidance active now for every prompt (``target=""``) or for one target: what
+        an edit starts from."""
+        ref = ref_of(key)
+        with opened(ref) as store:
+            active = store.guidance.latest(target)
+        return JSONResponse({"target": target, "version": active.id if active else 0,
+                             "active": active.text if active else ""})
+
     @app.get("/api/compare")
     def compare_json(run: list[str] = Query(default=[])) -> JSONResponse:
         found = []

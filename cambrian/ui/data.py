@@ -17,8 +17,8 @@ from cambrian.core.events import (
 from cambrian.core.objective import Objective
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
+from cambrian.search.live_feed import probe
 from cambrian.store.store import Store
-from cambrian.ui.publisher import probe
 
 RUNNING, STOPPED, FINISHED, FAILED = "running", "stopped", "finished", "failed"
 IMPORTED = "imported"

@@ -1,6 +1,6 @@
 """Fan-out of a run's live events to browsers (server-sent events).
 
-One :class:`RunFeed` per watched run reads the run's publisher (``publisher.py``) over its
+One :class:`RunFeed` per watched run reads the run's live feed (``search/live_feed.py``) over its
 loopback socket and offers each event to every browser's bounded queue. A browser that falls
 behind has its queue replaced by one ``overflow`` message (the page then reloads what it
 shows), so a slow browser costs only itself. Changes made by this UI process (guidance) are
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.core.events import Event
-from cambrian.ui.publisher import PROBE_TIMEOUT_S, encode, read_address
+from cambrian.search.live_feed import PROBE_TIMEOUT_S, encode, read_address
 
 BROWSER_QUEUE = 200
 HEARTBEAT_S = 15.0

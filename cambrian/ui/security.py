@@ -1,7 +1,9 @@
 """Who may use the UI: loopback by default; any other address only with a token. A token is
 given once as ``?token=...`` (then kept in a same-site cookie) or as a bearer header. Every
 POST must be JSON from this origin, so another web page cannot steer a run through the
-browser (cross-site requests of that kind need a CORS permission this server never gives)."""
+browser (cross-site requests of that kind need a CORS permission this server never gives).
+Without a token, a request must also name a loopback host: a page whose own name was rebound
+to 127.0.0.1 (DNS rebinding) is then "same origin" with itself but names its own host."""
 
 from __future__ import annotations
 
@@ -44,6 +46,11 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
         set_cookie = False
+        if not self.token and not is_loopback(host_name(headers.get("host", ""))):
+            await _plain(send, 403, "this UI answers only requests addressed to a loopback "
+                                    "host (127.0.0.1, localhost, ::1); serve it with --token "
+                                    "to use another name")
+            return
         if self.token:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
             given = (query.get("token") or [""])[0]
@@ -84,6 +91,11 @@ class Guard:
             return False
         given = cookie.get(COOKIE)
         return given is not None and secrets.compare_digest(given.value, self.token)
+
+
+def host_name(host_header: str) -> str:
+    """The host of a Host header, without its port or IPv6 brackets."""
+    return urlsplit(f"//{host_header}").hostname or ""
 
 
 def _same_origin_json(headers: dict[str, str]) -> bool:

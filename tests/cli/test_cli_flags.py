@@ -45,7 +45,10 @@ def test_help_texts_have_no_type_labels_and_no_paper_sections():
     trace = CliRunner().invoke(app, ["trace", "--help"]).output
     commands += [["trace", name] for name in re.findall(r"│ (\w+)\s{2,}", trace)]
     assert ["trace", "stats"] in commands and ["trace", "tune"] in commands
-    texts = {"cambrian --help": top.stdout, "cambrian run --help": run.stdout}
+    listing = CliRunner().invoke(app, ["algorithms"], terminal_width=200)
+    assert listing.exit_code == 0 and "shinka" in listing.output
+    texts = {"cambrian --help": top.stdout, "cambrian run --help": run.stdout,
+             "cambrian algorithms": listing.output}
     for command in commands:
         result = CliRunner().invoke(app, [*command, "--help"], terminal_width=120)
         assert result.exit_code == 0, (command, result.output)

@@ -37,9 +37,11 @@ def model_sets(llm: ScriptedLLM, *more: str) -> list[str]:
 
 @pytest.mark.parametrize(("modules", "settings", "expected"), [
     ("llama_cpp", [], ("llm.models[0] (provider local", "'llama_cpp'", "cambrian[local]")),
-    ("sentence_transformers", ["remote"],
+    ("sentence_transformers", ["remote", "novelty.enabled=true"],
      ("novelty rejection with the bundled MiniLM", "'sentence_transformers'",
       "cambrian[novelty]", "novelty.enabled: false")),
+    ("ray", ["remote", "novelty.enabled=false", "execution.backend=ray"],
+     ("execution.backend: ray", "'ray'", "cambrian[ray]")),
     ("mlflow", ["remote", "novelty.enabled=false", "tracking.mlflow.experiment=x"],
      ("tracking.mlflow", "'mlflow'", "cambrian[tracking]")),
     ("wandb", ["remote", "novelty.enabled=false", "tracking.wandb.mode=offline"],
@@ -71,3 +73,30 @@ def test_the_embedder_names_the_extra_when_it_is_used_without_it():
                          timeout=120, check=False).stdout
     assert "needs the Python module 'sentence_transformers'" in out
     assert "pip install 'cambrian[novelty]'" in out
+
+
+def test_an_api_only_install_runs_with_novelty_off_and_says_so(tmp_path: Path):
+    """Novelty rejection is on by default with the `novelty` extra's embeddings; without the
+    extra, a run that did not ask for novelty goes on without it, with one warning."""
+    task = write_counter_task(tmp_path / "task")
+    run_dir = tmp_path / "run"
+    with ScriptedLLM(incrementing) as llm:
+        result = cambrian_without("sentence_transformers", "run", str(task), "-o", str(run_dir),
+                                  "-g", "1", "-q", *model_sets(llm))
+    assert result.returncode == 0, result.stderr
+    message = " ".join(result.stderr.split())
+    assert "novelty rejection is off" in message and "cambrian[novelty]" in message
+    stored = (run_dir / "config.yaml").read_text()
+    assert "novelty:\n  enabled: false" in stored
+
+
+@pytest.mark.parametrize("args", [["ui", "RUNS"], ["run", "TASK", "--ui", "-o", "RUN"]])
+def test_the_web_ui_names_its_extra(tmp_path: Path, args: list[str]):
+    task = write_counter_task(tmp_path / "task")
+    (tmp_path / "runs").mkdir()
+    paths = {"RUNS": str(tmp_path / "runs"), "TASK": str(task), "RUN": str(tmp_path / "run")}
+    result = cambrian_without("fastapi", *(paths.get(a, a) for a in args))
+    assert result.returncode == 2, result.stderr
+    message = " ".join(result.stderr.split())
+    assert "needs the Python module 'fastapi'" in message and "cambrian[ui]" in message
+    assert "Traceback" not in result.stderr and not (tmp_path / "run").exists()

@@ -52,6 +52,24 @@ def test_a_failing_initial_program_is_reported_before_any_llm_call(tmp_path: Pat
     no_traceback(result)
 
 
+def test_a_preflight_failure_removes_only_what_the_run_wrote(tmp_path: Path):
+    """A run stopped by its preflight leaves no run behind; in a folder that existed, what was
+    there before stays."""
+    task = write_counter_task(tmp_path / "task", limit=0)
+    made = tmp_path / "made"
+    given = tmp_path / "given"
+    (given / "notes").mkdir(parents=True)
+    (given / "precious.txt").write_text("keep me")
+    with ScriptedLLM(incrementing) as llm:
+        for run_dir in (made, given):
+            result = cambrian("run", str(task), "-o", str(run_dir), "-g", "3",
+                              *sets(llm.model_config()))
+            assert result.returncode == 4, result.stderr
+    assert not made.exists()
+    assert sorted(p.name for p in given.iterdir()) == ["notes", "precious.txt"]
+    assert (given / "precious.txt").read_text() == "keep me"
+
+
 def test_a_syntax_error_outside_the_block_stops_the_run_at_once(tmp_path: Path):
     broken = "# EVOLVE-BLOCK-START\nVALUE = 1\n# EVOLVE-BLOCK-END\n\ndef run(:\n    return VALUE\n"
     task = write_counter_task(tmp_path / "task", initial=broken)
@@ -261,8 +279,9 @@ def test_a_task_file_rewritten_during_the_run_stops_it(tmp_path: Path):
     with ScriptedLLM(reply) as llm:
         result = cambrian("run", str(task), "-o", str(tmp_path / "run"), "-g", "5",
                           *sets(llm.model_config()))
-    assert result.returncode == RunOutcome.FAILED.exit_code, result.stderr
+    assert result.returncode == RunOutcome.TASK_CHANGED.exit_code == 7, result.stderr
     assert "evaluate.py changed since the evaluator was built" in result.stderr
+    no_traceback(result)
     store = Store.open(tmp_path / "run")
     assert all((r.score or 0) < 1e9 for r in store.candidates.list())
     store.close()

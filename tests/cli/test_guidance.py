@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.api import start
+from cambrian.core.events import ControlChanged
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
@@ -84,3 +86,41 @@ def test_guidance_reaches_the_next_proposals_of_a_running_search(tmp_path: Path)
     history = GuidanceBoard(Recorder(store)).history()
     assert [(v.action, v.source) for v in history] == [("replace", "file"), ("append", "cli")]
     store.close()
+
+
+def test_guide_a_lineage_and_lower_the_budget_from_the_command_line(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task")
+    run_dir = tmp_path / "run"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cambrian", *args], capture_output=True,
+                              text=True, check=False, env={**os.environ, "COLUMNS": "200"})
+
+    def reply(messages, index):
+        if index == 0:
+            assert cli("guide", str(run_dir), "--target", "lineage:1",
+                       "grow from the initial program").returncode == 0
+            lowered = cli("control", str(run_dir), "budget", "-g", "3")
+            assert lowered.returncode == 0 and "queued" in lowered.stdout, lowered.stderr
+            wrong = cli("control", str(run_dir), "pause", "-g", "3")
+            assert wrong.returncode == 2 and "go with the action budget" in wrong.stderr
+        return incrementing(messages, index)
+
+    with ScriptedLLM(reply) as llm:
+        evolution = start(task, run_dir=run_dir, overrides=[
+            "llm.models=[" + json.dumps(llm.model_config()) + "]", "evolution.generations=20",
+            "novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false",
+        ])
+        summary = asyncio.run(evolution.run())
+        evolution.store.close()
+        prompts = [r[-1]["content"] for r in llm.requests]
+
+    assert summary.evaluations == 3 and summary.stop_reason == "generation budget reached"
+    assert "grow from the initial program" not in prompts[0]
+    assert all("grow from the initial program" in p for p in prompts[1:])
+    store = Store.open(run_dir)
+    applied = [stored.event for stored in store.events.list(ControlChanged)]
+    store.close()
+    assert [(e.action, e.source) for e in applied] == [("budget", "cli")]
+    history = cli("guide", str(run_dir), "--target", "lineage:1")
+    assert "lineage:1" in history.stdout and "grow from the initial program" in history.stdout

@@ -18,6 +18,7 @@ import cambrian
 from cambrian.api import EvolutionResult, model_entry, resume
 from cambrian.config import ConfigError
 from cambrian.core.events import CandidateEvaluated, Event, SessionEnded
+from cambrian.search.live_feed import probe
 from cambrian.task.inline import EvaluatorNotPicklable
 
 QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false"]
@@ -57,10 +58,18 @@ def check_result(result: EvolutionResult, evaluations: int = 3, doubled: bool = 
 
 def test_a_callable_evaluator_runs_contained_and_the_best_code_comes_back(tmp_path: Path):
     events: list[Event] = []
+    live: list[bool] = []
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, CandidateEvaluated):  # `cambrian ui` sees the run live
+            live.append(probe(tmp_path / "run"))
+
     with ScriptedLLM(incrementing) as llm:
-        result = cambrian.run_evolution(CODE, score_value, on_event=events.append,
+        result = cambrian.run_evolution(CODE, score_value, on_event=on_event,
                                         **options(llm, tmp_path, "run"))
     check_result(result)
+    assert live and all(live) and not probe(tmp_path / "run")
     assert isinstance(events[-1], SessionEnded) and events[-1].outcome == "completed"
     assert sum(isinstance(e, CandidateEvaluated) for e in events) == 4  # the initial one too
 

@@ -78,6 +78,32 @@ async def test_candidate_cannot_write_the_task_folder_or_tmp(
     assert honest.status == "ok" and honest.combined_score == 1.0
 
 
+REPLACE_RESULTS = """
+import os
+os.rename("results", "moved")
+os.symlink({victim!r}, "results")
+"""
+
+
+async def test_a_results_folder_replaced_by_a_link_is_never_followed(
+    make_evaluator, write_file: Callable[[str, str], Path], tmp_path: Path, work_dir: Path,
+) -> None:
+    """Cambrian (root, outside the sandbox) cleans and reads the results folder after the
+    evaluation: a candidate that swaps it for a link to another folder must not make
+    Cambrian delete the links there or read its files."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "kept-link").symlink_to("/etc/hostname")
+    (victim / "module_result.json").write_text('{"result": {"combined_score": 1e9}}')
+    evaluator = make_evaluator(EvaluatorSettings(evaluator_path=write_file("evaluator.py",
+                                                                           EVALUATOR)))
+    hostile = await evaluator.evaluate(REPLACE_RESULTS.format(victim=str(victim)), work_dir)
+
+    assert (victim / "kept-link").is_symlink()
+    assert hostile.status != "ok" and hostile.combined_score != 1e9
+    assert not (work_dir / "results").is_symlink()
+
+
 async def test_a_task_file_changed_after_the_build_stops_evaluation(
     make_evaluator, write_file: Callable[[str, str], Path], work_dir: Path
 ) -> None:

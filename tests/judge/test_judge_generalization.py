@@ -23,10 +23,10 @@ from support.store_queries import add_candidate
 from typer.testing import CliRunner
 
 from cambrian.api import start
+from cambrian.cli.judge import register
 from cambrian.config.judge import expand_seeds, parse_judge_config, resolve_judge_task
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.core.objective import MAXIMIZE, MINIMIZE
-from cambrian.cli.judge import register
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.evaluate.judge.generalization import best_so_far_chain, generalization_report
 from cambrian.store.store import STORE_FILENAME, Store

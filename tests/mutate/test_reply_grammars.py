@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.format_examples import format_example
 
 from cambrian.lang.definitions import supports_functions
 from cambrian.lang.languages import LANGUAGES, PYTHON, Language
-from support.format_examples import format_example
 from cambrian.mutate.grammars import format_instructions, grammar_for, line_avoiding
 from cambrian.mutate.patches import apply_reply
 

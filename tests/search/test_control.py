@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.api import start
 from cambrian.core.errors import ConfigError
@@ -17,7 +18,6 @@ from cambrian.core.outcomes import RunOutcome
 from cambrian.search.control import request_control
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 
 def sets(llm: ScriptedLLM, generations: int) -> list[str]:

@@ -54,7 +54,7 @@ def judge_filter(store: Store, llm: ScriptedLLM, **novelty) -> NoveltyFilter:
     config.retries.max_attempts = 1
     recorder = Recorder(store)
     gateway = LLMGateway(config.models, build_providers(config), recorder)
-    return NoveltyFilter(NoveltyConfig(threshold=0.3, **novelty),
+    return NoveltyFilter(NoveltyConfig(**{"threshold": 0.3, **novelty}),
                          OpenAIEmbedder("embed-test", base_url=llm.base_url), recorder,
                          gateway, "judge", num_islands=2)
 
@@ -88,6 +88,29 @@ def test_a_judge_without_verdict_is_stored_and_logged_not_accepted(
     events = stored_events(store, "novelty_judge_error")
     assert len(events) == 1 and events[0]["payload"]["context_id"] == verdict.judge_context_id
     assert "novelty judge gave no verdict" in caplog.text
+
+
+def test_a_judge_without_verdicts_backs_off_and_the_code_decides(tmp_path: Path):
+    """Under the automatic threshold a judge that cannot answer is asked, then again 2 checks
+    later, then 4 later, and so on: meanwhile, as without a judge, only a copy that differs in
+    comments or layout is refused."""
+    store = store_with_initial(tmp_path)
+    with ScriptedLLM(lambda messages, index: "hmm, hard to say") as llm:
+        novelty = judge_filter(store, llm, threshold="auto")
+        novelty.threshold = 0.0  # every proposal is "near" the initial program
+        asyncio.run(novelty.index_initial(store.candidates.get(1)))
+        verdicts = [asyncio.run(novelty.check(
+            f"# EVOLVE-BLOCK-START\nVALUE = {n}\n# EVOLVE-BLOCK-END\n", island=0))
+            for n in range(2, 10)]
+        judged = len(store.contexts.list("novelty"))
+        copy = asyncio.run(novelty.check(
+            "# EVOLVE-BLOCK-START\nVALUE = 1  # the same\n# EVOLVE-BLOCK-END\n", island=0))
+    assert all(v.novel for v in verdicts)
+    # Asked at checks 1, 3 (2 later) and 7 (4 later); the next would be 15.
+    assert [v.judge_context_id is not None for v in verdicts] == [
+        True, False, True, False, False, False, True, False]
+    assert judged == 3
+    assert not copy.novel and "only comments or layout differ" in copy.reason
 
 
 def test_no_judge_call_once_the_budget_is_spent_or_the_verdict_is_unused(tmp_path: Path):

@@ -43,6 +43,26 @@ def test_a_failing_job_backs_off_and_a_success_resets_it():
     assert failures[:3] == [(1, 3), (3, 7), (7, 15)] and failures[3] == (16, 18)
 
 
+def test_a_slow_failing_step_backs_off_from_when_it_failed():
+    """A step started at evaluation 1 that fails when the run is at 9 waits until 11, not 3."""
+    now = {"evaluated": 1}
+
+    async def step(evaluated: int) -> None:
+        now["evaluated"] = 9  # evaluations went on while its LLM call was slow
+        raise StepFailed("no recommendations")
+
+    job = PeriodicJob("pad", lambda evaluated: True, step, blocks_proposals=False)
+    work = SideWork([job], evaluated_now=lambda: now["evaluated"])
+
+    async def drive() -> None:
+        for task in work.launch_due(1):
+            await task
+
+    asyncio.run(drive())
+    assert job.retry_at == 9 + backoff(1)
+    assert work.launch_due(10) == []
+
+
 def test_a_blocking_job_holds_proposals_only_until_its_call_returns():
     seen: list[str] = []
 

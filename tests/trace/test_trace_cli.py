@@ -10,8 +10,8 @@ import typer
 from trace_builders import LINEAGE_RUN, build_run
 from typer.testing import CliRunner
 
-from cambrian.store.store import Store
 from cambrian.cli.trace import register
+from cambrian.store.store import Store
 
 
 @pytest.fixture

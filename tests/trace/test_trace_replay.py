@@ -19,8 +19,8 @@ from support.scripted_llm import (
 from typer.testing import CliRunner
 
 from cambrian.api import start
-from cambrian.config import ModelConfig
 from cambrian.cli.trace import register
+from cambrian.config import ModelConfig
 from cambrian.trace.llm_choice import provider_for
 from cambrian.trace.loading import load_trace
 from cambrian.trace.replay import replay_run

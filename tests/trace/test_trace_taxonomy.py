@@ -15,8 +15,8 @@ from support.scripted_llm import ScriptedLLM
 from trace_builders import LINEAGE_RUN, build_run
 from typer.testing import CliRunner
 
-from cambrian.config import ModelConfig
 from cambrian.cli.trace import register
+from cambrian.config import ModelConfig
 from cambrian.trace.edits import collect_edits, shorten, unified_diff
 from cambrian.trace.label_cache import LabelCache
 from cambrian.trace.llm_choice import judge_id, provider_for

@@ -16,13 +16,13 @@ from trace_builders import TUNABLE_PROGRAM, write_tunable_task
 from typer.testing import CliRunner
 
 from cambrian.api import start
+from cambrian.cli.trace import register
 from cambrian.config import ModelConfig
 from cambrian.core.objective import MAXIMIZE
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.task.knobs import Knob, enforce_rules, find_knobs, literal_sites
 from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings, local_steps
-from cambrian.cli.trace import register
 from cambrian.trace.knob_llm import propose_knobs, validate_proposals
 from cambrian.trace.llm_choice import provider_for
 from cambrian.trace.param_rewrite import parameterise, substitute

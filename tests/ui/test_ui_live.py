@@ -20,8 +20,8 @@ from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.core.events import ControlChanged, SessionEnded, SessionStarted
 from cambrian.core.objective import Objective
+from cambrian.search.live_feed import live_file
 from cambrian.store.store import Store
-from cambrian.ui.publisher import live_file
 
 MARKER = "GUIDANCE-FROM-THE-PAGE try steps of ten"
 

@@ -19,13 +19,13 @@ from fastapi.testclient import TestClient
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.core.events import CandidateEvaluated, SessionStarted
+from cambrian.search.live_feed import LivePublisher, connect, live_file, probe, read_address
 from cambrian.status import run_status
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.ui.app import create_app
 from cambrian.ui.data import overview_panels, run_row, run_state
 from cambrian.ui.live import BrowserQueue
-from cambrian.ui.publisher import LivePublisher, connect, live_file, probe, read_address
 from cambrian.ui.runs import RunCatalog
 from cambrian.ui.security import check_bind
 
@@ -99,7 +99,15 @@ def test_token_and_read_only_mode(stored_runs: Path, tmp_path: Path):
     assert first.status_code == 200 and "counter-run" in first.text
     assert guarded.get("/api/runs").status_code == 200  # the cookie set by the first visit
 
-    writable = TestClient(create_app(catalog))
+    writable = TestClient(create_app(catalog), base_url="http://127.0.0.1:8765")
+    # DNS rebinding: a page at evil.example whose name now resolves to 127.0.0.1 sends its
+    # own host and origin; without a token only loopback host names are served.
+    rebound = {"host": "evil.example:8765", "origin": "http://evil.example:8765"}
+    assert writable.get("/", headers=rebound).status_code == 403
+    assert writable.post("/api/runs/counter-run/control", json={"action": "stop"},
+                         headers=rebound).status_code == 403
+    assert writable.get("/", headers={"host": "localhost:8765"}).status_code == 200
+    assert writable.get("/", headers={"host": "[::1]:8765"}).status_code == 200
     form = writable.post("/api/runs/counter-run/control", data={"action": "stop"})
     assert form.status_code == 403  # not JSON: a cross-site form cannot steer
     finished = writable.post("/api/runs/counter-run/control", json={"action": "stop"})
@@ -108,7 +116,7 @@ def test_token_and_read_only_mode(stored_runs: Path, tmp_path: Path):
     app = create_app(catalog, read_only=True)
     posts = [r for r in app.routes if "POST" in getattr(r, "methods", set())]
     assert posts == []
-    reader = TestClient(app)
+    reader = TestClient(app, base_url="http://127.0.0.1:8765")
     assert reader.post("/api/runs/counter-run/guidance",
                        json={"action": "append", "text": "x"}).status_code in (404, 405)
     assert 'id="steer"' not in reader.get("/runs/counter-run").text

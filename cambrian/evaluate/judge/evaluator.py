@@ -28,7 +28,6 @@ from cambrian.evaluate.judge.summary import (
     score_statistics,
     verdict_counts,
 )
-from cambrian.lang.languages import as_language
 from cambrian.evaluate.judge.toolchains import (
     CompileCache,
     CompileResult,
@@ -38,6 +37,7 @@ from cambrian.evaluate.judge.toolchains import (
 )
 from cambrian.evaluate.judge.verdicts import CaseResult, RunLimits, Verdict, classify_run
 from cambrian.evaluate.sandbox import run_sandboxed
+from cambrian.lang.languages import as_language
 
 # Feeds the case file to the program as stdin; `exec` keeps the sandbox's process the program.
 STDIN_WRAPPER = ("/bin/sh", "-c", 'exec "$@" < "$0"')

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from cambrian.core.python_ast import parse_python
 from cambrian.evaluate.sandbox import run_sandboxed
 
 SCORER_MAX_OUTPUT_BYTES = 200_000
@@ -63,7 +64,7 @@ def interpret_reply(reply: Any) -> ScoreOutcome:
 
 def defines_score_function(path: Path) -> bool:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_python(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError:
         return False
     for node in tree.body:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from cambrian.config import PromptConfig
 from cambrian.lang.languages import Language
 from cambrian.mutate.formats.base import AppliedReply, ReplyFormat
-from cambrian.mutate.formats.registry import register_format
 from cambrian.mutate.grammar_parts import FIRST_LINE, description_rule, line_avoiding
 from cambrian.mutate.search_replace import apply_diff_reply
 
@@ -47,6 +46,3 @@ class DiffFormat(ReplyFormat):
                                   if a != b)
         return (f"{description}\n<<<<<<< SEARCH\n{old_line}\n=======\n{new_line}\n"
                 ">>>>>>> REPLACE\n")
-
-
-register_format(DiffFormat())

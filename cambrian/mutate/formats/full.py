@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from cambrian.lang.languages import Language
 from cambrian.mutate.formats.base import AppliedReply, ReplyFormat
-from cambrian.mutate.formats.registry import register_format
 from cambrian.mutate.full_rewrite import apply_full_reply
 from cambrian.mutate.grammar_parts import (
     FIRST_LINE,
@@ -61,6 +60,3 @@ def one_block_grammar(language: Language) -> str:
         f'code-line* ( {literal(end)} "\\n" )? "```" "\\n"?',
         f'code-line ::= {line_avoiding(("```", marker_prefix))} "\\n"',
     ])
-
-
-register_format(FullFormat())

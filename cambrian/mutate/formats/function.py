@@ -8,7 +8,6 @@ from __future__ import annotations
 from cambrian.lang.definitions import supports_functions
 from cambrian.lang.languages import Language
 from cambrian.mutate.formats.base import AppliedReply, ReplyFormat
-from cambrian.mutate.formats.registry import register_format
 from cambrian.mutate.function_patch import apply_function_reply
 from cambrian.mutate.grammar_parts import FIRST_LINE, fenced_code_grammar
 
@@ -39,6 +38,3 @@ class FunctionFormat(ReplyFormat):
     def example(self, program: str, old: str, new: str, language: Language,
                 description: str) -> str:
         return f"{description}\n```{language.fence_tag}\n{new}```\n"
-
-
-register_format(FunctionFormat())

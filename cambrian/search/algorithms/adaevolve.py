@@ -38,6 +38,7 @@ from cambrian.search.algorithm_events import (
     AlgorithmGuidanceFailed,
     IslandSpawned,
 )
+from cambrian.search.algorithm_spec import AlgorithmSpec
 from cambrian.search.algorithms.adaptive import (
     IslandProgress,
     ScoreRange,
@@ -47,7 +48,6 @@ from cambrian.search.algorithms.adaptive import (
 )
 from cambrian.search.algorithms.openevolve import fitness_proportional
 from cambrian.search.hooks import AlgorithmHooks
-from cambrian.search.registry import AlgorithmSpec, register_algorithm
 from cambrian.task.blocks import BlockError, block_contents
 
 EXPLORE_GUIDANCE = ("Explore: progress on this line of programs has slowed. Try a substantially "
@@ -290,9 +290,9 @@ def parse_direction(reply: str) -> str:
     return " ".join(text.split())[:600]
 
 
-register_algorithm(AlgorithmSpec(
+SPEC = AlgorithmSpec(
     "adaevolve",
     "islands with progress-aware intensity, UCB scheduling, spawning, LLM breakthrough guidance "
-    "(seed 003)",
+    "(SkyDiscover's AdaEvolve)",
     AdaEvolveOptions, AdaEvolveSelector, hooks=AdaEvolveHooks,
-))
+)

@@ -17,7 +17,7 @@ from pydantic import Field
 from cambrian.config import StrictModel
 from cambrian.core.events import Event
 from cambrian.search.algorithm import ParentSample, ProgramRecord, Selector
-from cambrian.search.registry import AlgorithmSpec, register_algorithm
+from cambrian.search.algorithm_spec import AlgorithmSpec
 from cambrian.search.selection import SelectionContext, select_beam
 
 
@@ -93,11 +93,12 @@ class Beam(FlatSelector):
         self.selection.beam_head = state.get("beam_head")
 
 
-for spec in (
+SPECS = (
     AlgorithmSpec("best-of-n", "always mutate the initial program (no feedback)", NoOptions, BestOfN),
     AlgorithmSpec("hill-climb", "always mutate the best program so far", NoOptions, HillClimb),
-    AlgorithmSpec("beam", "follow the best program until it has `width` children", BeamOptions, Beam),
+    AlgorithmSpec("beam", "follow the best program until it has `width` children", BeamOptions,
+                  Beam),
     AlgorithmSpec("top-k", "best program as parent, next k best as inspirations", KOptions, TopK),
-    AlgorithmSpec("random", "uniformly random parent and k random inspirations", KOptions, RandomParent),
-):
-    register_algorithm(spec)
+    AlgorithmSpec("random", "uniformly random parent and k random inspirations", KOptions,
+                  RandomParent),
+)

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from cambrian.core.python_ast import parse_python
 from cambrian.task.blocks import BlockError, block_contents, replace_block_contents, split_lines
 
 RegionKey = tuple[str, str, int]  # (kind, name, occurrence)
@@ -56,7 +57,7 @@ def _python_key(node: ast.stmt) -> tuple[str, str]:
 def python_regions(code: str) -> list[Region] | None:
     """Regions of Python ``code``; None when it does not parse."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return None
     lines = split_lines(code)
@@ -145,7 +146,7 @@ def merge_block(base: str, preferred: str, other: str, python: bool) -> str | No
             return None
         merged = "".join(r.text for r in merge_regions(*cut))  # type: ignore[arg-type]
         try:
-            ast.parse(merged)
+            parse_python(merged)
         except SyntaxError:
             return None
         return merged
@@ -174,7 +175,7 @@ def merge_programs(ancestor: str, preferred: str, other: str, *, python: bool) -
         return None
     if python:
         try:
-            ast.parse(result)
+            parse_python(result)
         except SyntaxError:
             return None
     if result in (preferred, other):

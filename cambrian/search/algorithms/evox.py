@@ -31,10 +31,10 @@ from cambrian.search.algorithm import (
     SelectorContext,
 )
 from cambrian.search.algorithm_events import StrategyRejected, StrategyRollback, StrategySwap
+from cambrian.search.algorithm_spec import AlgorithmSpec
 from cambrian.search.algorithms import strategy_sandbox
 from cambrian.search.algorithms.strategy_sandbox import StrategyError
 from cambrian.search.hooks import AlgorithmHooks
-from cambrian.search.registry import AlgorithmSpec, register_algorithm
 
 DEFAULT_STRATEGY = '''def select(programs, rng):
     """Tournament of three, favouring programs with fewer children; one pick in five is uniform."""
@@ -253,9 +253,9 @@ def extract_code(reply: str) -> str | None:
     return (python or [blocks[0][1]])[0].strip() + "\n"
 
 
-register_algorithm(AlgorithmSpec(
+SPEC = AlgorithmSpec(
     "evox",
     "LLM-rewritten parent-selection strategy, validated in isolation, rolled back on failure "
-    "(seed 003)",
+    "(SkyDiscover's EvoX)",
     EvoxOptions, EvoxSelector, hooks=EvoxHooks,
-))
+)

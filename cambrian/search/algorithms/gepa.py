@@ -33,6 +33,7 @@ from cambrian.search.algorithm import (
     Selector,
     SelectorContext,
 )
+from cambrian.search.algorithm_spec import AlgorithmSpec
 from cambrian.search.algorithms.code_merge import merge_programs
 from cambrian.search.algorithms.pareto import (
     ScoreTable,
@@ -44,7 +45,6 @@ from cambrian.search.algorithms.pareto import (
     wins_against,
 )
 from cambrian.search.hooks import AlgorithmHooks, DirectChild, HookServices
-from cambrian.search.registry import AlgorithmSpec, register_algorithm
 
 
 class GepaOptions(StrictModel):
@@ -211,8 +211,8 @@ class GepaHooks(AlgorithmHooks):
         self.merges = int(state.get("merges", 0))
 
 
-register_algorithm(AlgorithmSpec(
+SPEC = AlgorithmSpec(
     "gepa",
     "Pareto front over test cases, reflective guidance, minibatch acceptance, LLM-free merges",
     GepaOptions, GepaSelector, hooks=GepaHooks,
-))
+)

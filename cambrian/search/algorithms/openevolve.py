@@ -28,8 +28,8 @@ from cambrian.search.algorithm import (
     SelectorContext,
 )
 from cambrian.search.algorithm_events import Migration
+from cambrian.search.algorithm_spec import AlgorithmSpec
 from cambrian.search.algorithms.map_elites import FeatureDimension, FeatureGrid
-from cambrian.search.registry import AlgorithmSpec, register_algorithm
 
 
 def _default_features() -> list[FeatureDimension]:
@@ -192,9 +192,9 @@ class OpenEvolveSelector(Selector):
         }
 
 
-register_algorithm(AlgorithmSpec(
+SPEC = AlgorithmSpec(
     "openevolve",
     "MAP-Elites islands on fixed feature bins, ring migration, exploration/exploitation/weighted "
     "parent mix",
     OpenEvolveOptions, OpenEvolveSelector,
-))
+)

@@ -23,8 +23,8 @@ from cambrian.search.algorithm import (
     SelectorContext,
 )
 from cambrian.search.algorithm_events import Migration
+from cambrian.search.algorithm_spec import AlgorithmSpec
 from cambrian.search.islands import IslandArchive
-from cambrian.search.registry import AlgorithmSpec, register_algorithm
 from cambrian.search.selection import STRATEGIES, SelectionContext
 
 
@@ -117,8 +117,8 @@ class ShinkaSelector(Selector):
         }
 
 
-register_algorithm(AlgorithmSpec(
-    "shinka", "island archive, weighted parent sampling, inspirations, migration (seed 000)",
+SPEC = AlgorithmSpec(
+    "shinka", "island archive, weighted parent sampling, inspirations, migration (ShinkaEvolve)",
     ShinkaOptions, ShinkaSelector,
     database_keys=frozenset(DatabaseConfig.model_fields) - {"num_islands"},
-))
+)

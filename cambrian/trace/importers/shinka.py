@@ -10,10 +10,10 @@ Columns that a given ShinkaEvolve version lacks are simply skipped.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
+from cambrian.store.foreign import read_table
 from cambrian.trace.importers.common import as_text, clean, finite_or_none, parse_json
 from cambrian.trace.model import (
     CandidateRecord,
@@ -29,20 +29,10 @@ FRAMEWORK = "shinkaevolve"
 _MOVED_KEYS = ("llm_result", "stdout_log", "stderr_log")
 
 
-def _connect(db_file: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
 def read_shinka_results(path: str | Path) -> Trace:
     path = Path(path)
     db_file = path if path.is_file() else path / "programs.sqlite"
-    connection = _connect(db_file)
-    try:
-        rows = [dict(r) for r in connection.execute("SELECT * FROM programs")]
-    finally:
-        connection.close()
+    rows = read_table(db_file, "programs")
     rows.sort(key=lambda r: (int(r.get("generation") or 0), r.get("timestamp") or 0.0,
                              str(r["id"])))
     candidates: list[CandidateRecord] = []

@@ -59,6 +59,25 @@
     });
   }
 
+  // "Edit": the active guidance of the chosen target goes into the box, to be changed and
+  // sent back with "Replace".
+  const load = document.getElementById("guidance-load");
+  if (load && text) {
+    load.addEventListener("click", async function () {
+      const target = targetSelect ? targetSelect.value : "";
+      try {
+        const response = await fetch("/api/runs/" + encodeURIComponent(run) + "/guidance?target=" +
+                                     encodeURIComponent(target));
+        const data = await response.json();
+        if (!response.ok) throw new Error(data.detail || response.statusText);
+        text.value = data.active;
+        text.focus();
+        say(data.version ? "editing guidance version " + data.version + "; Replace saves it"
+                         : "no guidance yet for this target");
+      } catch (error) { say(error.message, true); }
+    });
+  }
+
   document.querySelectorAll("[data-guidance]").forEach(function (button) {
     button.addEventListener("click", async function () {
       const action = button.dataset.guidance;

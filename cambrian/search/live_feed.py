@@ -1,7 +1,7 @@
 """The run's live event feed for a web UI in another process.
 
-``cambrian run``/``resume`` start a :class:`LivePublisher`: a loopback TCP server fed by the run's
-event bus. Its address and a random token are written to ``RUN_DIR/live.json`` with mode 0600
+Every session of a run (``Evolution.run``, whoever calls it) starts a :class:`LivePublisher`: a
+loopback TCP server fed by the run's event bus. Its address and a random token are written to ``RUN_DIR/live.json`` with mode 0600
 (candidate programs run as another user and cannot read it). A client connects, sends the token
 on one line, gets a hello line, then one JSON line per committed event (a line "TOKEN probe"
 gets the hello only: whether the run is alive).
@@ -23,11 +23,10 @@ import socket
 import socketserver
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from typing_extensions import Self
+from typing import Any, Self
 
 from cambrian.core.events import Event, kind_of
 
@@ -217,12 +216,14 @@ class LivePublisher:
         return Handler
 
 
-def start_publisher(evolution: Any) -> LivePublisher | None:
-    """Start the feed of ``evolution``'s events (None, with a warning, if it cannot start)."""
+def start_publisher(run_dir: Path,
+                    subscribe: Callable[[Callable[[Event], None]], Any]) -> LivePublisher | None:
+    """Start the feed of a run's events, given the run's ``subscribe`` (None, with a warning,
+    if it cannot start: the run goes on without a live view)."""
     try:
-        publisher = LivePublisher(evolution.run_dir).start()
+        publisher = LivePublisher(run_dir).start()
     except OSError as exc:
         log.warning("the live event feed for the web UI could not start: %s", exc)
         return None
-    evolution.subscribe(publisher.publish)
+    subscribe(publisher.publish)
     return publisher
