@@ -123,7 +123,7 @@ def start(
     be checked is checked before the run folder is made: a failure leaves nothing behind."""
     resolved = resolve_config(Path(task_dir), config, overrides)
     task = load_task(Path(task_dir), resolved)
-    check_names(resolved)
+    check_names(resolved, new_run=True)
     providers = providers if providers is not None else build_providers(resolved.llm)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
     _claim(target)

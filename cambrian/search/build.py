@@ -53,7 +53,12 @@ from cambrian.search.preflight import Preflight
 from cambrian.search.prelude import FirstProgramHook
 from cambrian.search.proposals import ProposalSlots
 from cambrian.search.recycling import build_deletion_filter, parent_view
-from cambrian.search.registry import make_hooks, make_selector
+from cambrian.search.registry import (
+    check_database_keys,
+    get_algorithm,
+    make_hooks,
+    make_selector,
+)
 from cambrian.search.requests import RequestBuilder
 from cambrian.search.stoppers import Stoppers
 from cambrian.search.tune_step import build_tune_operator
@@ -63,10 +68,12 @@ from cambrian.task.folder import Task
 from cambrian.tracking.tracker import build_tracker
 
 
-def check_names(config: RunConfig) -> None:
+def check_names(config: RunConfig, *, new_run: bool = False) -> None:
     """Every name the configuration gives that a registry resolves (providers, reply formats,
     the search algorithm and components), so a misspelt one fails before anything is made,
-    with the nearest registered name."""
+    with the nearest registered name. ``new_run``: the configuration is as the user wrote it
+    (a resumed run's is stored whole), so a ``database.*`` key the algorithm does not read is
+    refused even at its default value."""
     for index, model in enumerate(config.llm.models):
         for setting, registry, name in (("provider", PROVIDERS, model.provider),
                                         ("patch_format", REPLY_FORMATS, model.patch_format)):
@@ -77,6 +84,9 @@ def check_names(config: RunConfig) -> None:
             except UnknownName as exc:
                 raise ConfigError(f"llm.models[{index}].{setting}: {exc}") from None
     make_selector(config)
+    if new_run:
+        check_database_keys(get_algorithm(config.search.algorithm), config.database,
+                            given_keys=True)
     for kind in ("context_builder", "generator", "evaluator"):
         get_component(kind, getattr(config.search, kind))
     check_extras(config)  # an optional dependency the config needs, e.g. llama.cpp

@@ -53,14 +53,16 @@ def get_algorithm(name: str) -> AlgorithmSpec:
     return ALGORITHMS.get(name)
 
 
-def check_database_keys(spec: AlgorithmSpec, database: DatabaseConfig) -> None:
-    """A ``database.*`` setting the chosen algorithm does not read (given in the config, even
-    at its default value, or changed from its default) is an error naming the algorithms
-    that do."""
+def check_database_keys(spec: AlgorithmSpec, database: DatabaseConfig, *,
+                        given_keys: bool = False) -> None:
+    """A ``database.*`` setting the chosen algorithm does not read is an error naming the
+    algorithms that do: one changed from its default, and with ``given_keys`` (a new run's
+    configuration, where what was written is known) one written even at its default value."""
     defaults = DatabaseConfig()
-    given = set(database.model_fields_set) | {
-        key for key in DatabaseConfig.model_fields
-        if getattr(database, key) != getattr(defaults, key)}
+    given = {key for key in DatabaseConfig.model_fields
+             if getattr(database, key) != getattr(defaults, key)}
+    if given_keys:
+        given |= set(database.model_fields_set)
     unused = sorted(given - {"num_islands"} - spec.database_keys)
     if unused:
         readers = sorted(a.name for a in ALGORITHMS if set(unused) <= a.database_keys)
