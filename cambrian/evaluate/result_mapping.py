@@ -113,7 +113,7 @@ def read_json_object(path: Path) -> dict[str, Any]:
         if info.st_size > MAX_RESULT_FILE_BYTES:
             raise invalid(f"{path} is {info.st_size} bytes; result files over "
                           f"{MAX_RESULT_FILE_BYTES} bytes are rejected")
-        data = handle.read(MAX_RESULT_FILE_BYTES + 1)
+        data = handle.read(info.st_size + 1)  # read(n) sets n bytes aside: not the cap
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -107,7 +107,7 @@ class SideWork:
             failed_at = max(evaluated, self.evaluated_now()) if self.evaluated_now else evaluated
             job.retry_at = failed_at + backoff(job.failures)
             if self.on_failure is not None:
-                self.on_failure(job, failure, evaluated)
+                self.on_failure(job, failure, failed_at)
         else:
             job.failures, job.retry_at = 0, None
         finally:
