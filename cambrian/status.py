@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cambrian.core.events import BanditSnapshot, SessionEnded
+from cambrian.core.events import BanditSnapshot, ContainmentChecked, SessionEnded
 from cambrian.core.objective import Objective
 from cambrian.core.outcomes import ProposalOutcome
 from cambrian.core.status import EVALUATED, CandidateStatus
@@ -136,6 +136,8 @@ class RunStatus:
     outcome: str = ""  # the last session's RunOutcome word (completed, budget_reached...)
     # Evaluations per worker that ran them (a judged one spread over several counts on each).
     workers: dict[str, int] = field(default_factory=dict)
+    # What the sandbox lacked in the last session (None: never probed, an older run).
+    containment_missing: list[str] | None = None
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -194,6 +196,7 @@ def run_status(store: Store) -> RunStatus:
     sessions = store.events.of_type(SessionEnded)
     shares = [(e.pulls, dict(e.shares)) for e in store.events.of_type(BanditSnapshot)]
     history = GuidanceBoard(Recorder(store)).history(target="")
+    probes = store.events.of_type(ContainmentChecked)
     return RunStatus(
         task=info.task_name,
         direction=info.direction,
@@ -220,6 +223,7 @@ def run_status(store: Store) -> RunStatus:
         guidance=history[-1].text if history else "",
         guidance_changes=len(history),
         workers=_per_worker(store.evaluations.workers()),
+        containment_missing=list(probes[-1].missing) if probes else None,
     )
 
 

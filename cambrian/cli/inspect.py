@@ -39,6 +39,10 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
     if st.workers:  # where evaluations ran: "local", or Ray workers (HOST/NODE)
         table.add_row("evaluations per worker", ", ".join(
             f"{worker}: {count}" for worker, count in sorted(st.workers.items())))
+    if st.containment_missing is not None:
+        table.add_row("sandbox", "every mechanism active" if not st.containment_missing else
+                      "lacks " + ", ".join(st.containment_missing) +
+                      " (python -m cambrian.evaluate.containment)")
     if st.last_session:
         ended = f" [{st.outcome}]" if st.outcome else ""
         table.add_row("last session ended", escape(f"{st.last_session}{ended}"))

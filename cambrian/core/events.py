@@ -177,6 +177,16 @@ class PreflightNote(Event):
     message: str
 
 
+@event_kind("containment")
+@dataclass(frozen=True)
+class ContainmentChecked(Event):
+    """What the sandbox provides on the machine of this session (one probe at its start):
+    the mechanisms it lacks (empty: everything Cambrian asks for is active) and why."""
+
+    missing: list[str] = field(default_factory=list)
+    warnings: str = ""
+
+
 @event_kind("comprehension")
 @dataclass(frozen=True)
 class ComprehensionWritten(Event):

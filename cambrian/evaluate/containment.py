@@ -9,7 +9,8 @@ SANDBOX_UID:SANDBOX_GID (a fixed uid no account uses; no user is created).
 
 A mechanism the machine lacks is skipped, never fatal: the shim reports what it got, and
 `note_report` logs one warning per missing mechanism per process. `containment_report()` runs
-one probe command and says what is active here (`cambrian` prints it).
+one probe command and says what is active here: `python -m cambrian.evaluate.containment` prints
+it, and every run session records what it lacks (a `containment` event `cambrian status` shows).
 """
 
 from __future__ import annotations
@@ -302,6 +303,18 @@ def containment_report(*, refresh: bool = False) -> dict[str, bool | str]:
     result["warnings"] = "; ".join(problems)
     _report_cache = result
     return dict(result)
+
+
+# What an evaluation should have; a report without one of these is a degraded sandbox.
+ESSENTIAL = ("pid_namespace", "mount_namespace", "read_only_outside_scratch", "unprivileged",
+             "no_capabilities", "no_new_privileges", "parent_death_signal", "descendants_killed",
+             "rlimit_cpu", "rlimit_nproc", "rlimit_fsize", "environment_allow_list")
+
+
+def missing_mechanisms(report: Mapping[str, Any], isolate_network: bool = False) -> list[str]:
+    """The essential mechanisms (and the network namespace, when asked for) a report lacks."""
+    wanted = [*ESSENTIAL, *(["network_namespace"] if isolate_network else [])]
+    return [name for name in wanted if not report.get(name)]
 
 
 if __name__ == "__main__":  # python -m cambrian.evaluate.containment

@@ -16,6 +16,8 @@ from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import urlparse
 
+import httpx
+
 from cambrian.llm.base import (
     FinishReason,
     LLMError,
@@ -29,6 +31,7 @@ from cambrian.llm.pricing import ModelPrices, lookup_prices, priced
 
 PREVIEW_CHARS = 200
 CONNECT_TIMEOUT_S = 3.0
+ANSWER_TIMEOUT_S = 10.0
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -38,7 +41,10 @@ def preview(value: Any) -> str:
 
 
 async def server_answers(base_url: str) -> str | None:
-    """None when something accepts a connection at ``base_url``'s host and port, else why not."""
+    """None when an HTTP server answers at ``base_url`` (any status: a 404 or 401 is an
+    answer), else why not: nothing accepts a connection there, or something does but sends no
+    HTTP answer within ``ANSWER_TIMEOUT_S`` (a hung server would otherwise cost every call
+    its whole timeout). No model is called."""
     parsed = urlparse(base_url)
     host = parsed.hostname
     if not host:
@@ -49,6 +55,16 @@ async def server_answers(base_url: str) -> str | None:
     except (OSError, asyncio.TimeoutError) as exc:
         return f"nothing answers at {host}:{port} ({type(exc).__name__}: {exc})".rstrip(": )") + ")"
     writer.close()
+    timeout = httpx.Timeout(ANSWER_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            await client.get(base_url)
+    except httpx.TimeoutException:
+        return (f"{host}:{port} accepts connections but sent no HTTP answer within "
+                f"{ANSWER_TIMEOUT_S:g} s (timed out)")
+    except httpx.HTTPError as exc:
+        return (f"{host}:{port} accepts connections but does not answer as an HTTP server "
+                f"({type(exc).__name__}: {preview(str(exc))})")
     return None
 
 
@@ -85,8 +101,8 @@ class RemoteProvider(ABC):
         return estimate_tokens(text)
 
     async def unreachable(self) -> str | None:
-        """Why the server cannot be reached (None when it accepts a connection, or when no
-        base_url is set: the vendor's API is checked by the first call)."""
+        """Why the server cannot be reached (None when it answers HTTP, or when no base_url is
+        set: the vendor's API is checked by the first call)."""
         return await server_answers(self._base_url) if self._base_url else None
 
     def label(self) -> str:

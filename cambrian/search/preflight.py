@@ -6,13 +6,15 @@ the LLM to fix it, or the task has no initial program and the LLM writes one).""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 
-from cambrian.core.events import PreflightNote
+from cambrian.core.events import ContainmentChecked, PreflightNote
 from cambrian.core.hooks import LoopHook
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.containment import containment_report, missing_mechanisms
 from cambrian.evaluate.missing_module import missing_module, missing_module_advice
 from cambrian.lang.syntax import check_syntax
 from cambrian.search.context import RunAborted, RunContext
@@ -31,6 +33,13 @@ class Preflight(LoopHook):
 
     async def prepare(self) -> None:
         await self._check_models()
+        probe = asyncio.create_task(self._check_containment())  # beside the initial program
+        try:
+            await self._check_initial()
+        finally:
+            await probe
+
+    async def _check_initial(self) -> None:
         initial = self.ctx.store.candidates.find(1)
         if initial is not None and initial.status is not CandidateStatus.PENDING:
             return  # evaluated in an earlier session
@@ -64,6 +73,17 @@ class Preflight(LoopHook):
                 raise RunAborted(f"model '{label}': {problem}; start the server or fix "
                                  "llm.models[].base_url", RunOutcome.LLM_UNREACHABLE,
                                  before_start=True)
+
+    async def _check_containment(self) -> None:
+        """Record what the sandbox lacks on this machine (each session: a resumed run may be
+        on another machine); a missing mechanism is a warning, never a failure."""
+        report = await asyncio.to_thread(containment_report)
+        missing = missing_mechanisms(report, self.ctx.config.evaluation.isolate_network)
+        self.ctx.recorder.emit(ContainmentChecked(missing=missing,
+                                                  warnings=str(report.get("warnings", ""))))
+        if missing:
+            log.warning("the sandbox lacks %s on this machine (python -m "
+                        "cambrian.evaluate.containment says why)", ", ".join(missing))
 
     def _check_source(self, source: str) -> None:
         language = self.ctx.task.language

@@ -78,14 +78,45 @@ class Views:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def evaluation_points(self) -> list[EvaluationPoint]:
+    def evaluation_points(self, after: int | None = None) -> list[EvaluationPoint]:
+        """Every evaluated candidate in commit order (``after``: only those committed after
+        candidate ``after``; KeyError when that one has no evaluation)."""
+        scope, newer = "", ""
+        params: tuple[int, ...] = ()
+        if after is not None:  # the rows after its first one, then those candidates' first rows
+            since = self._first_evaluation_id(after)
+            scope = "WHERE candidate_id IN (SELECT candidate_id FROM evaluations WHERE id > ?) "
+            newer, params = " AND f.first_id > ?", (since, since)
         rows = self._db.execute(
             "SELECT c.id, c.status, c.score, f.first_at, c.island, c.model, c.operator, "
             "c.parent_id FROM candidates c JOIN (SELECT candidate_id, MIN(id) AS first_id, "
-            "MIN(created_at) AS first_at FROM evaluations GROUP BY candidate_id) f "
-            f"ON f.candidate_id = c.id WHERE c.status IN {_EVALUATED_SQL} ORDER BY f.first_id")
+            f"MIN(created_at) AS first_at FROM evaluations {scope}GROUP BY candidate_id) f "
+            f"ON f.candidate_id = c.id WHERE c.status IN {_EVALUATED_SQL}{newer} "
+            "ORDER BY f.first_id", params)
         return [EvaluationPoint(int(i), CandidateStatus(s), score, float(t), island, model, op,
                                 parent) for i, s, score, t, island, model, op, parent in rows]
+
+    def _first_evaluation_id(self, candidate_id: int) -> int:
+        found = self._db.one("SELECT MIN(id) FROM evaluations WHERE candidate_id = ?",
+                             (candidate_id,))
+        if found is None:
+            raise KeyError(candidate_id)
+        return int(found)
+
+    def best_score_through(self, objective: Objective, candidate_id: int) -> float | None:
+        """The best correct score among the candidates committed up to candidate
+        ``candidate_id`` (itself included; KeyError when it has no evaluation)."""
+        best = "MAX" if objective.maximize else "MIN"
+        value = self._db.one(
+            f"SELECT {best}(score) FROM candidates WHERE status = 'correct' AND id IN "
+            "(SELECT candidate_id FROM evaluations WHERE id <= ?)",
+            (self._first_evaluation_id(candidate_id),))
+        return None if value is None else float(value)
+
+    def first_evaluated_at(self) -> float | None:
+        """When the run's first evaluation row was committed."""
+        value = self._db.one("SELECT created_at FROM evaluations ORDER BY id LIMIT 1")
+        return None if value is None else float(value)
 
     def tree_nodes(self, include_unevaluated: bool = True) -> list[TreeNode]:
         """Every candidate without its program (``include_unevaluated=False``: only evaluated
@@ -151,11 +182,23 @@ class Views:
         return int(self._db.one(
             f"SELECT COUNT(*) FROM candidates WHERE status = 'rejected'{extra}"))
 
-    def spend_timeline(self) -> list[tuple[float, float, int]]:
-        """(time, cost in USD, tokens) of every LLM call, in call order."""
+    def spend_timeline(self, after: float | None = None) -> list[tuple[float, float, int]]:
+        """(time, cost in USD, tokens) of every LLM call (``after``: made after that time), in
+        time order."""
+        where = ""
+        params: tuple[float, ...] = ()
+        if after is not None:
+            where, params = "WHERE created_at > ? ", (after,)
         return [(float(t), float(c), int(k)) for t, c, k in self._db.execute(
             "SELECT created_at, cost_usd, prompt_tokens + completion_tokens FROM contexts "
-            "ORDER BY id")]
+            f"{where}ORDER BY created_at, id", params)]
+
+    def spend_through(self, at: float) -> tuple[float, int]:
+        """Cost in USD and tokens of the LLM calls made up to ``at``."""
+        cost, tokens = self._db.execute(
+            "SELECT COALESCE(SUM(cost_usd), 0), COALESCE(SUM(prompt_tokens + completion_tokens), "
+            "0) FROM contexts WHERE created_at <= ?", (at,)).fetchone()
+        return float(cost), int(tokens)
 
     def children_of(self, candidate_id: int) -> list[TreeNode]:
         rows = self._db.execute(

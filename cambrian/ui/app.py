@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import jinja2
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
@@ -22,7 +23,14 @@ from cambrian.store.database import StoreError
 from cambrian.store.store import Store
 from cambrian.ui import steering
 from cambrian.ui.candidate_view import candidate_view
-from cambrian.ui.data import RUNNING, RunRow, RunState, overview_panels, run_row
+from cambrian.ui.data import (
+    RUNNING,
+    RunRow,
+    RunState,
+    overview_panels,
+    proposals_paused,
+    run_row,
+)
 from cambrian.ui.live import LiveHub, stream
 from cambrian.ui.runs import RunCatalog, RunRef
 from cambrian.ui.security import Guard
@@ -43,6 +51,17 @@ def pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else f"{part}/0"
 
 
+def template_env(read_only: bool) -> jinja2.Environment:
+    """The pages' templates; strict, so that a misspelt field fails instead of showing
+    nothing."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                             autoescape=jinja2.select_autoescape(),
+                             undefined=jinja2.StrictUndefined)
+    env.filters.update(score=score, when=when)
+    env.globals.update(pct=pct, read_only=read_only)
+    return env
+
+
 def create_app(catalog: RunCatalog, *, read_only: bool = False,
                token: str | None = None) -> FastAPI:
     hub = LiveHub()
@@ -57,9 +76,7 @@ def create_app(catalog: RunCatalog, *, read_only: bool = False,
     app.add_middleware(Guard, token=token)
     app.state.hub = hub
     app.state.read_only = read_only
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.filters.update(score=score, when=when)
-    templates.env.globals.update(pct=pct, read_only=read_only)
+    templates = Jinja2Templates(env=template_env(read_only))
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
     def ref_of(key: str) -> RunRef:
@@ -112,18 +129,21 @@ def create_app(catalog: RunCatalog, *, read_only: bool = False,
         with opened(ref) as store:
             row = row_of(ref, store)
             panels = overview_panels(store, row)
-        return page(request, "overview.html", ref=ref, row=row, p=panels,
+        return page(request, "overview.html", ref=ref, row=row, p=panels, paused=panels.paused,
                     steer=steerable(ref, row))
 
     @app.get("/runs/{key}/panels", response_class=HTMLResponse)
     def overview_fragment(request: Request, key: str, part: str = "tables") -> HTMLResponse:
-        """A part of the overview, reloaded by the page when the run reports events."""
+        """A part of the overview, reloaded by the page when the run reports events: the
+        summary (the run's row alone) or the tables."""
         ref = ref_of(key)
         with opened(ref) as store:
             row = row_of(ref, store)
+            if part == "summary":
+                return page(request, "_summary.html", ref=ref, row=row,
+                            paused=proposals_paused(store, row))
             panels = overview_panels(store, row)
-        name = "_summary.html" if part == "summary" else "_panels.html"
-        return page(request, name, ref=ref, row=row, p=panels, steer=steerable(ref, row))
+        return page(request, "_panels.html", ref=ref, row=row, p=panels)
 
     @app.get("/runs/{key}/tree", response_class=HTMLResponse)
     def tree_page(request: Request, key: str) -> HTMLResponse:
@@ -169,10 +189,16 @@ def create_app(catalog: RunCatalog, *, read_only: bool = False,
         return JSONResponse(panels)
 
     @app.get("/api/runs/{key}/series")
-    def series_json(key: str) -> JSONResponse:
+    def series_json(key: str, after: int | None = None, bandit_after: int = 0) -> JSONResponse:
+        """The overview's plotted data; ``after`` (the last candidate id a page has) and
+        ``bandit_after`` (the ``last_event`` it has) ask only for what came since."""
         ref = ref_of(key)
         with opened(ref) as store:
-            return JSONResponse({"scores": score_series(store), "bandit": bandit_series(store)})
+            try:
+                scores = score_series(store, after)
+            except KeyError:
+                raise HTTPException(404, f"candidate {after} has no evaluation") from None
+            return JSONResponse({"scores": scores, "bandit": bandit_series(store, bandit_after)})
 
     @app.get("/api/runs/{key}/tree")
     def tree_json(key: str, all: bool = False) -> JSONResponse:

@@ -93,13 +93,12 @@ def run_row(store: Store, key: str, run_dir: Path, framework: str) -> RunRow:
     best = store.candidates.best(objective)
     initial = store.candidates.find(1)
     spend = store.contexts.spend()
-    ledger_models = [entry.model for entry in store.contexts.ledger()]
     budget = (info.config.get("evolution") or {}).get("generations")
     return RunRow(
         key=key, name=run_dir.name, path=str(run_dir), framework=framework,
         task=info.task_name,
         algorithm=str((info.config.get("search") or {}).get("algorithm") or framework),
-        models=configured_models(info.config) or ledger_models,
+        models=configured_models(info.config) or [e.model for e in store.contexts.ledger()],
         state=run_state(store, run_dir, framework), direction=info.direction,
         best_score=best.score if best else None, best_id=best.id if best else None,
         initial_score=initial.score if initial else None,
@@ -173,6 +172,11 @@ def paused(store: Store) -> bool:
         elif getattr(stored.event, "action", "") in ("pause", "resume"):
             state = getattr(stored.event, "action", "") == "pause"
     return state
+
+
+def proposals_paused(store: Store, row: RunRow) -> bool:
+    """Whether a running run's proposals are paused now."""
+    return row.status == RUNNING and paused(store)
 
 
 def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
@@ -250,6 +254,6 @@ def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
         controls=controls,
         sessions=sorted(sessions, key=lambda s: s["at"]),
         active_guidance=latest.text if latest else "",
-        paused=row.status == RUNNING and paused(store),
+        paused=proposals_paused(store, row),
     )
 

@@ -12,49 +12,59 @@ from cambrian.core.status import CandidateStatus
 from cambrian.store.store import Store
 
 MAX_BANDIT_POINTS = 300
+SCORE_COLUMNS = ("id", "status", "score", "best", "seconds", "cost_usd", "tokens")
 
 
-def score_series(store: Store) -> dict[str, Any]:
+def score_series(store: Store, after: int | None = None) -> dict[str, Any]:
     """Columns, one entry per evaluated candidate in commit order: id, status, score, best
     correct score so far, seconds since the run was created, and the run's LLM spend (USD,
-    tokens) when its evaluation was committed."""
+    tokens) when its evaluation was committed. ``after``: only the candidates committed after
+    candidate ``after`` (KeyError when it has no evaluation), to append to a series that ends
+    with it."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
-    points = store.views.evaluation_points()
-    spend = store.views.spend_timeline()
-    spend_times = [t for t, _, _ in spend]
-    cost_sums, token_sums, cost, tokens = [], [], 0.0, 0
-    for _, c, k in spend:
-        cost += c
-        tokens += k
-        cost_sums.append(cost)
-        token_sums.append(tokens)
-    start = min([info.created_at] + [p.evaluated_at for p in points[:1]])
-    ids, statuses, scores, best, seconds, costs, token_col = [], [], [], [], [], [], []
-    current: float | None = None
-    for point in points:
-        ids.append(point.candidate_id)
-        statuses.append(str(point.status))
-        scores.append(point.score)
+    points = store.views.evaluation_points(after)
+    current = None if after is None else store.views.best_score_through(objective, after)
+    first = store.views.first_evaluated_at()
+    start = info.created_at if first is None else min(info.created_at, first)
+    columns: dict[str, list[Any]] = {name: [] for name in SCORE_COLUMNS}
+    spend = _spend_at([point.evaluated_at for point in points], store)
+    for point, (cost, tokens) in zip(points, spend):
         if point.status is CandidateStatus.CORRECT and objective.better(point.score, current):
             current = point.score
-        best.append(current)
-        seconds.append(round(point.evaluated_at - start, 3))
-        calls = bisect.bisect_right(spend_times, point.evaluated_at)
-        costs.append(round(cost_sums[calls - 1], 6) if calls else 0.0)
-        token_col.append(token_sums[calls - 1] if calls else 0)
-    return {"direction": info.direction, "id": ids, "status": statuses, "score": scores,
-            "best": best, "seconds": seconds, "cost_usd": costs, "tokens": token_col}
+        for name, value in zip(SCORE_COLUMNS, (
+                point.candidate_id, str(point.status), point.score, current,
+                round(point.evaluated_at - start, 3), round(cost, 6), tokens)):
+            columns[name].append(value)
+    return {"direction": info.direction, "after": after, **columns}
 
 
-def bandit_series(store: Store) -> dict[str, Any]:
-    """Arm probabilities at each bandit snapshot (evenly thinned to a few hundred)."""
-    snapshots = store.events.of_type(BanditSnapshot)
+def _spend_at(times: list[float], store: Store) -> list[tuple[float, int]]:
+    """The run's LLM spend (USD, tokens) at each of ``times``: the calls made up to then."""
+    if not times:
+        return []
+    since = min(times)
+    base = cost, tokens = store.views.spend_through(since)
+    calls = store.views.spend_timeline(after=since)
+    call_times, sums = [t for t, _, _ in calls], []
+    for _, call_cost, call_tokens in calls:
+        cost, tokens = cost + call_cost, tokens + call_tokens
+        sums.append((cost, tokens))
+    return [sums[n - 1] if (n := bisect.bisect_right(call_times, t)) else base for t in times]
+
+
+def bandit_series(store: Store, after_event: int = 0) -> dict[str, Any]:
+    """Arm probabilities at each bandit snapshot (``after_event``: only the snapshots stored
+    after that event id), evenly thinned to a few hundred; ``last_event`` is the id of the last
+    snapshot, to ask for the next ones."""
+    stored = store.events.list(BanditSnapshot, after_id=after_event)
+    last_event = stored[-1].id if stored else after_event
+    snapshots = [s.event for s in stored if isinstance(s.event, BanditSnapshot)]
     if len(snapshots) > MAX_BANDIT_POINTS:
         step = (len(snapshots) - 1) / (MAX_BANDIT_POINTS - 1)
         snapshots = [snapshots[round(i * step)] for i in range(MAX_BANDIT_POINTS)]
     arms = sorted({arm for s in snapshots for arm in s.shares})
-    return {"pulls": [s.pulls for s in snapshots],
+    return {"pulls": [s.pulls for s in snapshots], "last_event": last_event,
             "arms": {arm: [s.shares.get(arm) for s in snapshots] for arm in arms}}
 
 

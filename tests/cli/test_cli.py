@@ -13,6 +13,9 @@ from pathlib import Path
 
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
+from cambrian.core.events import ContainmentChecked
+from cambrian.store.store import Store
+
 CLI = [sys.executable, "-m", "cambrian.cli"]
 
 
@@ -88,6 +91,13 @@ def test_status_best_and_init(tmp_path: Path):
     assert status.returncode == 0
     for expected in ("children evaluated", "3 / 3", "best score", "LLM ledger", "scripted"):
         assert expected in status.stdout
+    # What the sandbox provided in the session, as probed at its start (as root here: all).
+    assert "sandbox" in status.stdout
+    store = Store.open(run_dir)
+    probes = store.events.of_type(ContainmentChecked)
+    store.close()
+    assert len(probes) == 1 and ("every mechanism active" in status.stdout) == (
+        probes[0].missing == [])
 
     out = tmp_path / "best.py"
     best = cambrian("best", str(run_dir), "--out", str(out))

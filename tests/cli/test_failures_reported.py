@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -99,6 +100,28 @@ def test_an_unreachable_model_server_is_reported_in_seconds(tmp_path: Path):
     assert time.monotonic() - began < 60
     assert result.returncode == RunOutcome.LLM_UNREACHABLE.exit_code == 5
     assert "nothing answers at 127.0.0.1:9" in result.stderr
+    no_traceback(result)
+
+
+def test_a_server_that_accepts_but_never_answers_is_reported_at_preflight(tmp_path: Path):
+    """A hung server (the port accepts, nothing ever answers) fails the preflight in seconds,
+    not after a model call's whole timeout."""
+    task = write_counter_task(tmp_path / "task")
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # connections queue up in the kernel; nobody reads or answers them
+    port = silent.getsockname()[1]
+    model = {"provider": "openai", "model": "m", "base_url": f"http://127.0.0.1:{port}/v1",
+             "timeout_s": 600}
+    began = time.monotonic()
+    try:
+        result = cambrian("run", str(task), "-o", str(tmp_path / "run"), "-g", "3", *sets(model))
+    finally:
+        silent.close()
+    assert time.monotonic() - began < 60
+    assert result.returncode == RunOutcome.LLM_UNREACHABLE.exit_code
+    assert "sent no HTTP answer within 10 s" in result.stderr
+    assert not (tmp_path / "run").exists()
     no_traceback(result)
 
 

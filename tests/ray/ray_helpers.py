@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import ray
 
@@ -143,13 +144,45 @@ def worker_label(node: str) -> str:
 
 
 def processes_naming(marker: str) -> list[str]:
-    """Command lines of the processes whose command line contains ``marker``."""
+    """The processes started from the folder ``marker``, as "PID COMMAND (in CWD)": those whose
+    command line names it, and those whose working directory is inside it (an evaluation the
+    warm worker forked keeps the fork server's command line; only its directory tells)."""
+    inside = tuple(os.path.join(folder, "") for folder in {marker, os.path.realpath(marker)})
     found = []
     for entry in Path("/proc").iterdir():
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
+        if not entry.name.isdigit():
             continue
-        if entry.name.isdigit() and marker in command:
-            found.append(command)
+        command, cwd = _command_line(entry), _working_dir(entry)
+        if marker in command or f"{cwd}/".startswith(inside):
+            found.append(f"{entry.name} {command} (in {cwd})")
     return found
+
+
+def _command_line(process: Path) -> str:
+    try:
+        return (process / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:  # gone
+        return ""
+
+
+def _working_dir(process: Path) -> str:
+    try:
+        return os.readlink(process / "cwd")
+    except OSError:  # gone, or a zombie
+        return ""
+
+
+class Losing:
+    """A remote function each of whose jobs loses its worker with ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.submitted = 0
+
+    def remote(self, *args: Any) -> Any:
+        self.submitted += 1
+
+        async def lost() -> None:
+            raise self.error
+
+        return lost()

@@ -9,7 +9,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from ray_helpers import LocalRayCluster, processes_naming, worker_label
+import pytest
+from ray import exceptions as ray_errors
+from ray_helpers import LocalRayCluster, Losing, processes_naming, worker_label
 
 from cambrian.config import ExecutionConfig
 from cambrian.evaluate.distributed.executor import RayExecutor
@@ -70,3 +72,16 @@ def test_a_failed_case_cancels_the_chunks_still_running(
     while processes_naming(str(tmp_path / "workers")) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert processes_naming(str(tmp_path / "workers")) == []
+
+
+async def test_a_judged_candidate_whose_jobs_lose_their_worker_fails_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    judge = {"language": "python", "public_seeds": [0, 3]}
+    evaluator = build_task_evaluator(write_reach_task(tmp_path / "reach"), judge,
+                                     run_dir=tmp_path / "run")
+    executor = RayExecutor(evaluator, ExecutionConfig(backend="ray", max_retries=0))
+    monkeypatch.setattr(executor, "_plan", lambda: "plan")
+    executor._compile = Losing(ray_errors.WorkerCrashedError())  # no cluster: lost at once
+    outcome = await executor.run(EvaluationJob("print(0)", tmp_path / "work", 7))
+    assert outcome.result.status == "crashed" and outcome.worker == "ray"
+    assert outcome.result.error.startswith("the Ray worker evaluating it was lost 1 time; ")

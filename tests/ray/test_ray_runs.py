@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,28 +58,37 @@ def assert_each_evaluated_once(store: Store, children: int) -> None:
     assert store.candidates.count("pending") == 0
 
 
+@dataclass
+class KillDuringNextJob:
+    """A subscriber that kills the node that ran the ``after``-th evaluation to commit while it
+    runs its next job: that node is free then and takes the next job at once (the task's
+    evaluation takes 2 s, the kill comes 0.7 s after the commit)."""
+
+    cluster: LocalRayCluster
+    nodes: list[str]
+    after: int = 3
+    evolution: Any = None  # set once the run is started
+    commits: list[int] = field(default_factory=list)
+    node: str = ""  # the node killed
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, CandidateEvaluated):
+            return
+        self.commits.append(event.candidate_id)
+        if len(self.commits) == self.after:
+            worker = self.evolution.store.evaluations.worker_of(event.candidate_id)
+            self.node = next(n for n in self.nodes if worker_label(n) == worker)
+            threading.Timer(0.7, self.cluster.kill_worker, (self.node,)).start()
+
+
 def test_a_killed_worker_node_loses_and_double_counts_nothing(
         tmp_path: Path, ray_cluster: LocalRayCluster, two_workers: list[str]):
     task = write_counter_task(tmp_path / "task", sleep=2.0)
-    commits: list[int] = []
-    killed: dict[str, str] = {}
-    evolution: Any = None
-
-    def kill_during_the_next_job(event: Event) -> None:
-        if not isinstance(event, CandidateEvaluated):
-            return
-        commits.append(event.candidate_id)
-        if len(commits) == 3:
-            # The node that ran this evaluation is free now and takes the next job at once:
-            # kill it while that job runs (2 s of evaluation).
-            worker = evolution.store.evaluations.worker_of(event.candidate_id)
-            node = next(n for n in two_workers if worker_label(n) == worker)
-            killed["node"] = node
-            threading.Timer(0.7, ray_cluster.kill_worker, (node,)).start()
-
+    kill = KillDuringNextJob(ray_cluster, two_workers)
     with ScriptedLLM(incrementing) as llm:
-        evolution = start(task, run_dir=tmp_path / "run", subscribers=[kill_during_the_next_job],
-                          overrides=ray_sets(llm, ray_cluster, tmp_path / "workers", 7))
+        evolution = kill.evolution = start(
+            task, run_dir=tmp_path / "run", subscribers=[kill],
+            overrides=ray_sets(llm, ray_cluster, tmp_path / "workers", 7))
         summary = asyncio.run(evolution.run())
         evolution.store.close()
 
@@ -87,14 +97,39 @@ def test_a_killed_worker_node_loses_and_double_counts_nothing(
     assert lost, "the killed node was running a job"
     store = Store.open(tmp_path / "run")
     assert_each_evaluated_once(store, children=7)
-    survivor = next(n for n in two_workers if n != killed["node"])
+    survivor = next(n for n in two_workers if n != kill.node)
     workers = store.evaluations.workers()
-    assert set(workers) == {worker_label(survivor), worker_label(killed["node"])}
+    assert set(workers) == {worker_label(survivor), worker_label(kill.node)}
     assert run_status(tmp_path / "run").workers == workers  # what `cambrian status` shows
     # The lost job was run again, on the node still alive, and committed once.
     retried = int(lost[0].what.split()[-1])
     assert main_rows(store)[retried] == 1
     assert store.evaluations.worker_of(retried) == worker_label(survivor)
+    store.close()
+
+
+def test_a_job_that_loses_its_worker_too_often_fails_its_candidate_not_the_run(
+        tmp_path: Path, ray_cluster: LocalRayCluster, two_workers: list[str]):
+    task = write_counter_task(tmp_path / "task", sleep=2.0)
+    kill = KillDuringNextJob(ray_cluster, two_workers)
+    with ScriptedLLM(incrementing) as llm:
+        evolution = kill.evolution = start(
+            task, run_dir=tmp_path / "run", subscribers=[kill], overrides=ray_sets(
+                llm, ray_cluster, tmp_path / "workers", 7, "execution.max_retries=0"))
+        summary = asyncio.run(evolution.run())
+        evolution.store.close()
+
+    assert summary.evaluations == 7 and summary.stop_reason == "generation budget reached"
+    (lost,) = evolution.executor.lost  # not resubmitted
+    failed = int(lost.what.split()[-1])
+    store = Store.open(tmp_path / "run")
+    assert_each_evaluated_once(store, children=7)
+    assert store.candidates.get(failed).status == "incorrect"
+    result = store.evaluations.latest(failed, "main")
+    assert result is not None and result.status == "crashed"
+    assert result.error.startswith("the Ray worker evaluating it was lost 1 time; last: ")
+    assert kill.node in result.error  # Ray's error names the node that died
+    assert store.evaluations.worker_of(failed) == worker_label(kill.node)
     store.close()
 
 

@@ -32,6 +32,12 @@ LOST = (ray_errors.WorkerCrashedError, ray_errors.NodeDiedError, ray_errors.Loca
 class WorkerLost(RuntimeError):
     """A job lost its worker more often than ``execution.max_retries`` allows."""
 
+    def __init__(self, what: str, attempts: int, last: str, out_of_memory: bool) -> None:
+        super().__init__(f"{what}: its worker was lost {attempts} times; last: {last}")
+        self.attempts = attempts
+        self.last = last  # the last loss: Ray's error type and message
+        self.out_of_memory = out_of_memory  # Ray's OOM killer ended the last attempt
+
 
 @dataclass(frozen=True)
 class LostAttempt:
@@ -98,8 +104,8 @@ class RayCluster:
                 text = " ".join(str(error).split())[:300]
                 self.lost.append(LostAttempt(what, attempt, text))
                 if attempt == attempts:
-                    raise WorkerLost(f"{what}: its worker was lost {attempts} times; last: "
-                                     f"{text}") from error
+                    raise WorkerLost(what, attempts, f"{type(error).__name__}: {text}",
+                                     isinstance(error, ray_errors.OutOfMemoryError)) from error
                 log.warning("%s: worker lost (%s); resubmitting (attempt %d of %d)", what,
                             type(error).__name__, attempt + 1, attempts)
         raise AssertionError("unreachable")

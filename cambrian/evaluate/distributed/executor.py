@@ -1,18 +1,20 @@
 """``RayExecutor``: the ``EvaluationExecutor`` that runs evaluations as Ray jobs.
 
 One ``run`` is one evaluation and returns one result, so the loop commits it once; inside, a job
-whose worker is lost is resubmitted (``cluster.py``), never counted twice. The driver keeps the
-store: workers build their evaluator from a plan (``plans.py``) and return results. A judged
-task is judged by ``DistributedJudge`` (``judge.py``) on the driver, whose compilations and case
-chunks are the jobs.
+whose worker is lost is resubmitted (``cluster.py``), never counted twice, and one lost more
+often than ``execution.max_retries`` allows fails that evaluation alone (``lost_result``). The
+driver keeps the store: workers build their evaluator from a plan (``plans.py``) and return
+results. A judged task is judged by ``DistributedJudge`` (``judge.py``) on the driver, whose
+compilations and case chunks are the jobs.
 
 The worker name stored with an evaluation is ``HOST/NODE`` (the host and the first characters
 of the Ray node id); a judged evaluation whose cases ran on several nodes names them all,
-comma-separated.
+comma-separated. A job lost too often names the node Ray says it lost, else ``ray``.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -20,14 +22,16 @@ from typing import Any
 import ray
 
 from cambrian.config import ExecutionConfig
+from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.distributed import worker
-from cambrian.evaluate.distributed.cluster import LostAttempt, RayCluster
+from cambrian.evaluate.distributed.cluster import LostAttempt, RayCluster, WorkerLost
 from cambrian.evaluate.distributed.judge import DistributedJudge, distributed, workers_seen
 from cambrian.evaluate.distributed.plans import judge_of, make_plan
 from cambrian.evaluate.executor import EvaluationJob, EvaluationOutcome
 from cambrian.evaluate.judge.toolchains import CompileResult
 
-NO_WORKER = "ray"  # a judged evaluation that ran no job (e.g. no case to run)
+NO_WORKER = "ray"  # an evaluation no job came back from (no case to run, its worker lost)
+_NODE_ID = re.compile(r"\bID: ([0-9a-f]{56})\b")  # in Ray's NodeDiedError and OutOfMemoryError
 
 
 class RayExecutor:
@@ -92,14 +96,22 @@ class RayExecutor:
             await prepare()
 
     async def run(self, job: EvaluationJob) -> EvaluationOutcome:
+        """One evaluation; a job that lost its worker too often fails it (``lost_result``)."""
         plan = self._plan()
         if self._judged:
             with workers_seen() as seen:
-                result = await self._driver_form.evaluate(job.source, job.work_dir)
+                try:
+                    result = await self._driver_form.evaluate(job.source, job.work_dir)
+                except WorkerLost as lost:
+                    result = lost_result(lost)
+                    seen.add(lost_node(lost) or NO_WORKER)
             return EvaluationOutcome(result, ",".join(sorted(seen)) or NO_WORKER)
         what = (f"candidate {job.candidate_id}" if job.candidate_id is not None
                 else "an evaluation")
-        result, where = await self.cluster.call(self._program, plan, job.source, what=what)
+        try:
+            result, where = await self.cluster.call(self._program, plan, job.source, what=what)
+        except WorkerLost as lost:
+            return EvaluationOutcome(lost_result(lost), lost_node(lost) or NO_WORKER)
         return EvaluationOutcome(result, where)
 
     async def close(self) -> None:
@@ -123,3 +135,23 @@ class RayExecutor:
             self._chunk, self._plan(), source, list(case_ids), keep_outputs, what=what,
             force_cancel=False)
         return result
+
+
+def lost_result(lost: WorkerLost) -> EvaluationResult:
+    """A failed evaluation, so that a candidate that keeps losing its worker fails alone
+    instead of ending the run (and ending it again when resumed). A job Ray's OOM killer ended
+    used too much memory, as one that hits its memory limit does."""
+    times = f"{lost.attempts} time{'s' if lost.attempts > 1 else ''}"
+    return EvaluationResult(
+        status="memory" if lost.out_of_memory else "crashed",
+        error=f"the Ray worker evaluating it was lost {times}; last: {lost.last}")
+
+
+def lost_node(lost: WorkerLost) -> str | None:
+    """The lost job's node, named as ``worker.worker_label`` does, if Ray's error names it."""
+    match = _NODE_ID.search(lost.last)
+    if match is None:
+        return None
+    host = next((node.get("NodeManagerHostname") for node in ray.nodes()
+                 if node.get("NodeID") == match[1]), None)
+    return f"{host}/{match[1][:8]}" if host else None

@@ -1,21 +1,71 @@
 // The overview's charts: every evaluation and the best so far, by evaluation and by wall time,
-// and the bandit's arm shares. Reloaded (at most once a second) when the run reports events.
+// and the bandit's arm shares. While the run reports events (at most once a second) only the
+// points after the last one the page has are fetched and appended; a lost event ("overflow")
+// fetches everything again.
 (function () {
   "use strict";
   const script = document.currentScript;
   const url = script.dataset.series;
   const charts = window.CambrianCharts;
+  const SCORE_COLUMNS = ["id", "status", "score", "best", "seconds", "cost_usd", "tokens"];
+  const MAX_BANDIT_POINTS = 600;  // more: every other one is dropped
+  let scores = null;
+  let bandit = null;
   let pending = false;
+  let full = false;
+  let busy = false;
 
   function column(values, keep) {
     return values.map(function (value, i) { return keep(i) ? value : null; });
   }
 
-  async function draw() {
-    const response = await fetch(url);
-    if (!response.ok) return;
-    const data = await response.json();
-    const s = data.scores;
+  function query() {
+    if (full || !scores || !scores.id.length) return "";
+    return "?after=" + scores.id[scores.id.length - 1] + "&bandit_after=" + bandit.last_event;
+  }
+
+  function append(fresh) {
+    SCORE_COLUMNS.forEach(function (name) { Array.prototype.push.apply(scores[name], fresh.scores[name]); });
+    const arms = new Set(Object.keys(bandit.arms).concat(Object.keys(fresh.bandit.arms)));
+    arms.forEach(function (arm) {
+      if (!bandit.arms[arm]) bandit.arms[arm] = bandit.pulls.map(function () { return null; });
+      const values = fresh.bandit.arms[arm] || fresh.bandit.pulls.map(function () { return null; });
+      Array.prototype.push.apply(bandit.arms[arm], values);
+    });
+    Array.prototype.push.apply(bandit.pulls, fresh.bandit.pulls);
+    bandit.last_event = fresh.bandit.last_event;
+    if (bandit.pulls.length > MAX_BANDIT_POINTS) {
+      const even = function (_, i) { return i % 2 === 0; };
+      bandit.pulls = bandit.pulls.filter(even);
+      Object.keys(bandit.arms).forEach(function (arm) { bandit.arms[arm] = bandit.arms[arm].filter(even); });
+    }
+  }
+
+  async function load() {
+    if (busy) { pending = true; return; }
+    busy = true;
+    try {
+      const incremental = query();
+      full = false;
+      const response = await fetch(url + incremental);
+      if (!response.ok) { full = true; return; }
+      const data = await response.json();
+      if (!incremental) {
+        scores = data.scores;
+        bandit = data.bandit;
+      } else if (data.scores.id.length || data.bandit.pulls.length) {
+        append(data);
+      } else {
+        return;
+      }
+      draw();
+    } finally {
+      busy = false;
+    }
+  }
+
+  function draw() {
+    const s = scores;
     const index = s.id.map(function (_, i) { return i + 1; });
     const correct = function (i) { return s.status[i] === "correct"; };
     const other = function (i) { return s.status[i] !== "correct"; };
@@ -29,10 +79,9 @@
                   { xLabel: "evaluation", yLabel: "score" });
     charts.render(document.getElementById("chart-time"), [s.seconds].concat(scored), series,
                   { xLabel: "seconds since start", yLabel: "score" });
-    const bandit = data.bandit;
-    const arms = Object.keys(bandit.arms);
+    const arms = Object.keys(bandit.arms).sort();
     const box = document.getElementById("bandit-box");
-    if (!arms.length) { box.hidden = true; return; }
+    if (!bandit.pulls.length) { box.hidden = true; return; }
     box.hidden = false;
     charts.render(document.getElementById("chart-bandit"),
                   [bandit.pulls].concat(arms.map(function (a) { return bandit.arms[a]; })),
@@ -40,7 +89,10 @@
                   { xLabel: "pulls", yLabel: "probability" });
   }
 
-  document.addEventListener("run-event", function () { pending = true; });
-  setInterval(function () { if (pending) { pending = false; draw(); } }, 1000);
-  draw();
+  document.addEventListener("run-event", function (event) {
+    pending = true;
+    if (event.detail && event.detail.kind === "overflow") full = true;
+  });
+  setInterval(function () { if (pending) { pending = false; load(); } }, 1000);
+  load();
 })();
