@@ -210,7 +210,7 @@ def _create_run(store: Store, task: Task, resolved: RunConfig) -> None:
         )
         store.meta.set("program_filename", task.program_filename)
         if task.has_initial_program:  # else the LLM writes it when the run starts
-            store.candidates.add(NewCandidate(
+            Recorder(store).add_candidate(NewCandidate(
                 generation=0, island=0, parent_id=None, operator="init",
                 status=CandidateStatus.PENDING, language=task.language.name,
                 source=task.initial_source, description="initial program"))

@@ -3,6 +3,8 @@ commit", behind one interface, so the engine has no special case for any of them
 
 A hook overrides only what it needs:
 
+- ``restore``: once per session, first: rebuild what the hook keeps in memory from the store
+  (the novelty filter's index of embeddings);
 - ``prepare``: once per session before the first proposal (problem comprehension, a first
   program written by the LLM);
 - ``due`` / ``step``: periodic side work between proposals (meta-scratchpad update, prompt
@@ -17,7 +19,8 @@ A hook overrides only what it needs:
   recommendations, a co-evolved system prompt), drawn with the request's random generator;
 - ``screen``: a cheap check before a child's full evaluation (GEPA's minibatch);
 - ``evaluations_spent``: evaluations the hook ran that count against the generation budget;
-- ``state`` / ``load_state``: what cannot be rebuilt from the store, saved with every commit.
+- ``state`` / ``load_state``: what cannot be rebuilt from the store, saved with every commit;
+- ``close``: once per session at its end, also when it fails (work still running is stopped).
 
 The engine calls hooks in the order the composition root lists them.
 """
@@ -79,6 +82,9 @@ class LoopHook:
     name = "hook"
     blocks_proposals = True
 
+    def restore(self) -> None:
+        return None
+
     async def prepare(self) -> None:
         return None
 
@@ -109,4 +115,7 @@ class LoopHook:
         return {}
 
     def load_state(self, state: dict[str, Any]) -> None:
+        return None
+
+    async def close(self) -> None:
         return None

@@ -48,7 +48,7 @@ from cambrian.search.control import RunControl
 from cambrian.search.engine import Evolution
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
 from cambrian.search.hooks import HookServices, case_evaluator
-from cambrian.search.novelty import build_novelty_filter
+from cambrian.search.novelty import NoveltyIndexing, build_novelty_filter
 from cambrian.search.preflight import Preflight
 from cambrian.search.prelude import FirstProgramHook
 from cambrian.search.proposals import ProposalSlots
@@ -60,7 +60,7 @@ from cambrian.search.registry import (
     make_selector,
 )
 from cambrian.search.requests import RequestBuilder
-from cambrian.search.stoppers import Stoppers
+from cambrian.search.stoppers import Stoppers, StopRule
 from cambrian.search.tune_step import build_tune_operator
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
@@ -142,6 +142,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     allowances = {"deletion": feedback.max_rejections, "novelty": config.novelty.max_attempts}
     if novelty is not None:  # a migrated program joins its new island's index
         bus.subscribe(novelty.follow)
+    novelty_hook = NoveltyIndexing(novelty) if novelty is not None else None
 
     schedule = build_mutation_schedule(config, store, objective, budget.progress)
 
@@ -176,6 +177,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     hooks.append(comprehension)
     hooks.append(FirstProgramHook(ctx, executor, committer, lambda: proposer.prompts.brief,
                                   prepare_budget))
+    if novelty_hook is not None:  # indexes the initial program, once it exists
+        hooks.append(novelty_hook)
 
     async def trial(source: str, work_dir: Path) -> Any:
         return (await evaluate_once(executor, source, work_dir)).result
@@ -203,13 +206,11 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     committer.listeners.append(lambda row, record: requests.forget(row.id))
     if schedule is not None:
         committer.listeners.append(lambda row, record: schedule.observe(row))
-    stop: Any = None  # the engine's stop rule, bound below
-    slots = ProposalSlots(ctx, archive, hooks, requests, proposer, ensemble, allowances,
-                          progress, lambda: stop(), search_state)
-    control = RunControl(recorder, config, budget, run_dir)
     stoppers = Stoppers(config.evolution, objective, progress.evaluations_spent)
     bus.subscribe(stoppers.follow)
-    evolution = Evolution(ctx, archive, hooks, progress, slots, queue, executor, novelty,
-                          search_state, control, stoppers)
-    stop = evolution.stop_reason
-    return evolution
+    stop_rule = StopRule(ctx, stoppers)
+    slots = ProposalSlots(ctx, archive, hooks, requests, proposer, ensemble, allowances,
+                          progress, stop_rule.reason, search_state)
+    control = RunControl(recorder, config, budget, run_dir)
+    return Evolution(ctx, archive, hooks, progress, slots, queue, executor, search_state,
+                     control, stop_rule)

@@ -27,18 +27,13 @@ from cambrian.search.context import Progress, RunAborted, RunContext
 from cambrian.search.control import RunControl
 from cambrian.search.evaluations import EvaluationQueue
 from cambrian.search.live_feed import start_publisher
-from cambrian.search.novelty import NoveltyFilter
 from cambrian.search.proposals import ProposalSlots
 from cambrian.search.side_work import PeriodicJob, SideWork
-from cambrian.search.stoppers import Stoppers
+from cambrian.search.stoppers import MAX_CONSECUTIVE_FAILED_SLOTS, StopRule
 from cambrian.store.rows import CandidateRow
 
 __all__ = ["Evolution", "RunAborted", "RunSummary"]
 
-MAX_CONSECUTIVE_FAILED_SLOTS = 10
-# Children screened out before full evaluation (e.g. GEPA's minibatch test) are expected to be
-# common, so they stop the run only after a much longer unbroken series.
-MAX_CONSECUTIVE_SCREENED_OUT = 40
 GENERATION_BUDGET_REACHED = "generation budget reached"
 
 
@@ -58,9 +53,8 @@ class RunSummary:
 class Evolution:
     def __init__(self, ctx: RunContext, archive: Archive, hooks: list[LoopHook],
                  progress: Progress, slots: ProposalSlots, queue: EvaluationQueue,
-                 executor: EvaluationExecutor, novelty: NoveltyFilter | None,
-                 search_state: Any, control: RunControl,
-                 stoppers: Stoppers | None = None) -> None:
+                 executor: EvaluationExecutor, search_state: Any, control: RunControl,
+                 stop_rule: StopRule) -> None:
         self.ctx = ctx
         self.archive = archive
         self.hooks = hooks
@@ -68,10 +62,10 @@ class Evolution:
         self.slots = slots
         self.queue = queue
         self.executor = executor
-        self.novelty = novelty
         self.search_state = search_state
         self.control = control
-        self.stoppers = stoppers  # evolution.target_score / evolution.patience
+        self.stop_rule = stop_rule
+        self.stoppers = stop_rule.stoppers  # evolution.target_score / evolution.patience
         self.side_work = SideWork(
             [PeriodicJob(hook.name, hook.due, self._hook_step(hook), hook.blocks_proposals)
              for hook in hooks], self.side_call_stop, self._side_step_failed,
@@ -130,20 +124,7 @@ class Evolution:
 
     def stop_reason(self, launching: int = 0) -> str | None:
         """Why no new proposal may start (``launching``: proposals about to start)."""
-        counters = self.ctx.counters
-        reason = self.ctx.budget.stop_reason(counters.proposals_in_flight + launching)
-        if reason is not None:
-            return reason
-        early = self.stoppers.check() if self.stoppers is not None else None
-        if early is not None:
-            return early[0]
-        if counters.screened_out >= MAX_CONSECUTIVE_SCREENED_OUT:
-            return (f"the last {counters.screened_out} children were all screened out before "
-                    "full evaluation")
-        if counters.failed_slots >= MAX_CONSECUTIVE_FAILED_SLOTS:
-            return (f"the last {counters.failed_slots} proposals produced no usable program; "
-                    f"last errors: {' | '.join(counters.last_errors[-3:])}")
-        return None
+        return self.stop_rule.reason(launching)
 
     def side_call_stop(self) -> str | None:
         """Why no LLM call outside a proposal (scratchpad, prompt rewrite, hook step) may start."""
@@ -196,17 +177,14 @@ class Evolution:
             self.archive.restore(self.ctx.store, self.hooks, self.ctx.recorder)
             if self.stoppers is not None:
                 self.stoppers.restore(self.ctx.store)
-            if self.novelty is not None:
-                self.novelty.restore()
+            for hook in self.hooks:
+                hook.restore()
 
     async def _prepare(self) -> None:
-        ctx = self.ctx
         self.restore()
         await self.executor.prepare()  # e.g. generate a judged task's test cases, failing fast
-        for hook in self.hooks:  # checks, the initial program, the brief, a first program
+        for hook in self.hooks:  # checks, the initial program, the brief, a first program...
             await hook.prepare()
-        if self.novelty is not None:  # every island's index starts with the initial program
-            self.novelty.start_indexing(ctx.store.candidates.get(1))  # awaited by the 1st check
 
     async def run(self) -> RunSummary:
         if self._started:
@@ -265,8 +243,8 @@ class Evolution:
                                            outcome=_outcome_of(exc).word))
             raise
         finally:
-            if self.novelty is not None:
-                await self.novelty.close()
+            for hook in self.hooks:
+                await hook.close()
             await self.executor.close()
         for task in side | ({steering} if steering else set()):
             task.cancel()  # a scratchpad update still running is of no use to a finished run

@@ -34,6 +34,7 @@ import numpy as np
 
 from cambrian.config import NoveltyConfig, RunConfig
 from cambrian.core.events import Event, NoveltyJudgeError
+from cambrian.core.hooks import LoopHook
 from cambrian.lang.code_mask import code_tokens
 from cambrian.lang.languages import Language, as_language
 from cambrian.llm.base import GenerationParams, LLMRequest, Message
@@ -52,8 +53,8 @@ from cambrian.store.recorder import Recorder
 from cambrian.store.rows import CandidateRow
 from cambrian.task.blocks import block_contents
 
-__all__ = ["JUDGE_GRAMMAR", "NoveltyFilter", "NoveltyVerdict", "SimilarityIndex",
-           "build_novelty_filter"]
+__all__ = ["JUDGE_GRAMMAR", "NoveltyFilter", "NoveltyIndexing", "NoveltyVerdict",
+           "SimilarityIndex", "build_novelty_filter"]
 
 log = logging.getLogger(__name__)
 
@@ -304,6 +305,28 @@ class NoveltyFilter:
             return (False, call.context_id,
                     f"unreadable reply {call.response.text.strip()[:80]!r}", None)
         return verdict, call.context_id, "", None
+
+
+class NoveltyIndexing(LoopHook):
+    """The novelty filter's part in the loop: its index rebuilt from the stored embeddings at
+    the session's start, the initial program indexed once the other preparations are done (it
+    may be a first program the LLM wrote; indexing runs in the background and the first check
+    waits for it), and indexing stopped when the session ends."""
+
+    name = "novelty"
+    blocks_proposals = False
+
+    def __init__(self, novelty: NoveltyFilter) -> None:
+        self.filter = novelty
+
+    def restore(self) -> None:
+        self.filter.restore()
+
+    async def prepare(self) -> None:
+        self.filter.start_indexing(self.filter.store.candidates.get(self.filter.initial_id))
+
+    async def close(self) -> None:
+        await self.filter.close()
 
 
 AUTO_THRESHOLD_WITH_JUDGE = 0.95  # seed 000 Appendix B

@@ -15,7 +15,13 @@ from cambrian.config import EvolutionConfig
 from cambrian.core.events import CandidateEvaluated, Event
 from cambrian.core.objective import Objective
 from cambrian.core.outcomes import RunOutcome
+from cambrian.search.context import RunContext
 from cambrian.store.store import Store
+
+MAX_CONSECUTIVE_FAILED_SLOTS = 10
+# Children screened out before full evaluation (e.g. GEPA's minibatch test) are expected to be
+# common, so they stop the run only after a much longer unbroken series.
+MAX_CONSECUTIVE_SCREENED_OUT = 40
 
 
 class Stoppers:
@@ -58,4 +64,31 @@ class Stoppers:
                 reason = (f"no better score in the last {waited} evaluations (patience "
                           f"{self.patience}; best {self.best:.6g})")
                 return reason, RunOutcome.NO_IMPROVEMENT
+        return None
+
+
+class StopRule:
+    """Why no new proposal may start: a budget cap, an early stop (above), or a run whose last
+    proposals all failed. The engine asks it before launching a slot, and a slot before each
+    new attempt within it."""
+
+    def __init__(self, ctx: RunContext, stoppers: Stoppers | None) -> None:
+        self.ctx = ctx
+        self.stoppers = stoppers
+
+    def reason(self, launching: int = 0) -> str | None:
+        """``launching``: proposals about to start, besides those in flight."""
+        counters = self.ctx.counters
+        reason = self.ctx.budget.stop_reason(counters.proposals_in_flight + launching)
+        if reason is not None:
+            return reason
+        early = self.stoppers.check() if self.stoppers is not None else None
+        if early is not None:
+            return early[0]
+        if counters.screened_out >= MAX_CONSECUTIVE_SCREENED_OUT:
+            return (f"the last {counters.screened_out} children were all screened out before "
+                    "full evaluation")
+        if counters.failed_slots >= MAX_CONSECUTIVE_FAILED_SLOTS:
+            return (f"the last {counters.failed_slots} proposals produced no usable program; "
+                    f"last errors: {' | '.join(counters.last_errors[-3:])}")
         return None

@@ -116,7 +116,21 @@ def write_inline_task(
     return task
 
 
+def _names_a_file(text: str) -> bool:
+    """A one-line string naming an existing file is a path (as OpenEvolve's
+    ``run_evolution("initial_program.py", ...)`` is called), not a program."""
+    line = text.strip()
+    if "\n" in line or not line or len(line) > 4096:
+        return False
+    try:
+        return Path(line).expanduser().is_file()
+    except OSError:  # e.g. a name too long for the file system: code, not a path
+        return False
+
+
 def _write_initial(root: Path, initial_code: str | Path, language: str | None) -> str:
+    if isinstance(initial_code, str) and _names_a_file(initial_code):
+        initial_code = Path(initial_code.strip()).expanduser()
     if isinstance(initial_code, Path):
         source = initial_code.read_text()
         lang = language_by_name(language) if language else language_for_path(initial_code)

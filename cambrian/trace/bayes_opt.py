@@ -11,6 +11,14 @@ noisy). Failed evaluations are told as the worst score seen so far, which steers
 from them without letting them dominate the fit. Expected improvement is maximised over random
 candidates plus perturbations of the best points found; configurations already evaluated (after
 integer rounding) are never proposed twice.
+
+Why not Optuna, which users know: its ask/tell interface and ``enqueue_trial`` could carry the
+start points, but the tuning step's budgets are a handful of trials, so what decides is the
+order of the first points (the local rings) and never asking a point twice after integer
+rounding, while Optuna's GP sampler (``GPSampler``) starts from its own random points and its
+default TPE needs tens of trials to model anything. Expressing B.9 exactly would mean
+overriding most of the sampler; the part left to a library, the Gaussian process itself, is
+scikit-learn's.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ so far and the count of every kind of event, to each configured sink (MLflow, W&
 
 A sink that fails is logged once and dropped; the search goes on. The ids of the trackers' runs
 are kept in ``RUN_DIR/tracking.json``, so a resumed session continues the same tracked run.
+
+The figures are read on the loop's thread (the store's connection is the loop's), and the sinks
+are called on a thread of their own, in order: a tracking server that answers slowly delays the
+export, never the search. At the session's end the export is finished before the run returns.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from __future__ import annotations
 import json
 import logging
 import math
+import queue
+import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +31,37 @@ from cambrian.tracking.sinks import TrackingSink, flat_params
 
 log = logging.getLogger(__name__)
 IDS_FILENAME = "tracking.json"
+FINISH_TIMEOUT_S = 60.0  # the longest a session's end waits for the export to finish
+
+
+class SinkThread:
+    """Runs the sinks' calls one after another on a daemon thread of its own."""
+
+    def __init__(self) -> None:
+        self._calls: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, call: Callable[[], None]) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._work, name="cambrian-tracking",
+                                            daemon=True)
+            self._thread.start()
+        self._calls.put(call)
+
+    def finish(self, timeout_s: float = FINISH_TIMEOUT_S) -> None:
+        """Wait for the calls submitted so far (at most ``timeout_s``), then end the thread."""
+        if self._thread is None:
+            return
+        self._calls.put(None)
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            log.warning("tracking export still running after %.0f s; the run goes on without "
+                        "waiting for it", timeout_s)
+        self._thread = None
+
+    def _work(self) -> None:
+        while (call := self._calls.get()) is not None:
+            call()
 
 
 class RunTracker:
@@ -37,23 +75,31 @@ class RunTracker:
         self.events: Counter[str] = Counter()
         self.started = False
         self.step = 0
+        self.thread = SinkThread()
 
     def __call__(self, event: Event) -> None:
+        """The bus subscriber, on the loop's thread: reads the figures, hands the calls on."""
         self.events[kind_of(event)] += 1
         if isinstance(event, SessionStarted):
-            self._each(lambda sink: sink.start(self._params(), self._tags()))
+            params, tags = self._params(), self._tags()
+            self._each(lambda sink: sink.start(params, tags))
+            self.thread.submit(self._save_ids)
             self.started = True
-            self._save_ids()
         elif isinstance(event, CandidateEvaluated) and self.started:
             self.step = event.evaluated
-            self._each(lambda sink: sink.log(self._metrics(event), event.evaluated))
+            metrics, step = self._metrics(event), event.evaluated
+            self._each(lambda sink: sink.log(metrics, step))
         elif isinstance(event, SessionEnded) and self.started:
-            metrics = self._metrics(None)
-            self._each(lambda sink: sink.log(metrics, self.step))
-            self._each(lambda sink: sink.finish(event.outcome))
+            metrics, step, outcome = self._metrics(None), self.step, event.outcome
+            self._each(lambda sink: sink.log(metrics, step))
+            self._each(lambda sink: sink.finish(outcome))
+            self.thread.finish()
             self.started = False
 
-    def _each(self, action: Any) -> None:
+    def _each(self, action: Callable[[TrackingSink], Any]) -> None:
+        self.thread.submit(lambda: self._call_each(action))
+
+    def _call_each(self, action: Callable[[TrackingSink], Any]) -> None:
         for sink in list(self.sinks):
             try:
                 action(sink)

@@ -187,6 +187,11 @@ def test_an_evaluator_file_or_a_task_folder(tmp_path: Path):
         in_place = cambrian.run_evolution(evaluator=folder, **options(llm, tmp_path, "folder"))
         replaced = cambrian.run_evolution(CODE.replace("VALUE = 1", "VALUE = 5"), folder,
                                           **options(llm, tmp_path, "copy"))
+        program = tmp_path / "start.py"
+        program.write_text(CODE.replace("VALUE = 1", "VALUE = 3"))
+        by_name = cambrian.run_evolution(str(program), folder / "evaluate.py",
+                                         **options(llm, tmp_path, "named"))
+    assert by_name.initial_score == 3.0  # a string naming a file is that file's program
     assert from_file.initial_score == 2.0 and from_file.best_score > 2.0
     assert from_file.best_metrics["value"] == from_file.best_score
     check_result(in_place, doubled=False)

@@ -148,5 +148,5 @@ def test_the_index_is_rebuilt_on_resume(tmp_path: Path):
         store.close()
         evolution = resume(tmp_path / "run")
         evolution.restore()
-        assert len(evolution.novelty.index) == stored
+        assert len(evolution.hook("novelty").filter.index) == stored
         evolution.store.close()

@@ -154,7 +154,7 @@ def test_initial_and_migrated_programs_are_indexed_on_their_islands(tmp_path: Pa
         evolution = island_run(tmp_path, llm, 10, "database.num_islands=3",
                                "database.migration_interval=2", "database.migration_rate=0.5")
         store = Store.open(tmp_path / "run")
-        live = membership(evolution.novelty, store)
+        live = membership(evolution.hook("novelty").filter, store)
         assert all(1 in live[island] for island in range(3))
         moves = [m for e in stored_events(store, "migration") for m in e["payload"]["moves"]]
         embedded = {int(r[0]) for r in sql(store, "SELECT candidate_id FROM embeddings")}
@@ -167,7 +167,7 @@ def test_initial_and_migrated_programs_are_indexed_on_their_islands(tmp_path: Pa
         # Resume rebuilds the same per-island index from the store.
         resumed = resume(tmp_path / "run")
         resumed.restore()
-        assert membership(resumed.novelty, store) == live
+        assert membership(resumed.hook("novelty").filter, store) == live
         resumed.store.close()
         store.close()
 
