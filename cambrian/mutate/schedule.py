@@ -134,7 +134,7 @@ class MutationSchedule:
         parent_score = None
         if child.parent_id is not None:
             parent = self.store.candidates.get(child.parent_id)
-            parent_score = parent.score if parent.status == "correct" else None
+            parent_score = parent.score if parent.status is CandidateStatus.CORRECT else None
         self.record(name, improved_on_parent(child, parent_score, self.objective))
 
     def rebuild(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cambrian.core.objective import MAXIMIZE, Objective
+from cambrian.core.status import CandidateStatus
 from cambrian.store.store import Store
 
 MAX_DESCRIPTION_CHARS = 120
@@ -59,17 +60,17 @@ def tried_ideas_note(store: Store, parent_id: int, limit: int,
         if len(lines) >= limit:
             break
         description = (child.description or "").strip().replace("\n", " ")
-        if not description or child.status in ("pending", "duplicate"):
+        if not description or child.status in (CandidateStatus.PENDING, CandidateStatus.DUPLICATE):
             continue
-        if child.status == "correct" and child.score is not None and parent.score is not None:
+        if child.status is CandidateStatus.CORRECT and child.score is not None and parent.score is not None:
             if objective.better(child.score, parent.score):
                 continue
             outcome = ("no better" if child.score == parent.score
                        else f"worse: {child.score:.6g}")
-        elif child.status == "correct":
+        elif child.status is CandidateStatus.CORRECT:
             continue
         else:
-            outcome = "failed" if child.status != "rejected" else "refused"
+            outcome = "failed" if child.status is not CandidateStatus.REJECTED else "refused"
         if len(description) > MAX_DESCRIPTION_CHARS:
             description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
         lines.append(f"  - \"{description}\" ({outcome})")

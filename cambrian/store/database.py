@@ -15,6 +15,8 @@ from cambrian.store.schema import DDL, statements
 
 STORE_FILENAME = "run.sqlite"
 BUSY_TIMEOUT_MS = 10_000  # a second process (the web UI steering a run) may hold the lock briefly
+# The sidecar label cache (``trace/labels.sqlite``) older versions wrote held this table alone.
+LABELS_ONLY = {"trace_edit_labels"}
 
 
 class StoreError(RuntimeError):
@@ -86,6 +88,8 @@ class Database:
 
     def _prepare(self, tables: set[str]) -> None:
         version = _version(self._connection, tables)
+        if version is None and tables - {"sqlite_sequence"} == LABELS_ONLY:
+            tables = set()  # a label cache of an older Cambrian: becomes a store (the table stays)
         if version is None and tables - {"sqlite_sequence"}:
             raise StoreError(f"{self.path} is an SQLite file but not a Cambrian run store (it "
                              f"holds {', '.join(sorted(tables)[:4])}); to analyse a ShinkaEvolve "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from cambrian.core.status import CandidateStatus
 from cambrian.trace.model import CandidateRecord, Trace, sha256_text
 
 DIFF_CONTEXT_LINES = 3
@@ -53,9 +54,9 @@ def shorten(diff: str, max_chars: int = MAX_DIFF_CHARS) -> str:
 
 
 def _improved(trace: Trace, parent: CandidateRecord, child: CandidateRecord) -> bool:
-    if child.status != "correct" or child.score is None:
+    if child.status is not CandidateStatus.CORRECT or child.score is None:
         return False
-    if parent.status != "correct" or parent.score is None:
+    if parent.status is not CandidateStatus.CORRECT or parent.score is None:
         return True  # a working child of a failing parent
     return trace.better(child.score, parent.score)
 

@@ -13,13 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.core.objective import MAXIMIZE, MINIMIZE, Objective
-from cambrian.core.status import ALL_STATUSES, EVALUATED
 
-# Candidate statuses: Cambrian's one vocabulary (cambrian/core/status.py); importers map
+# Candidate statuses are Cambrian's one vocabulary (cambrian/core/status.py); importers map
 # foreign states onto it.
-STATUSES: tuple[str, ...] = tuple(status.value for status in ALL_STATUSES)
-EVALUATED_STATUSES: tuple[str, ...] = tuple(status.value for status in ALL_STATUSES
-                                            if status in EVALUATED)
+from cambrian.core.status import CandidateStatus
 
 
 def sha256_text(text: str) -> str:
@@ -46,7 +43,7 @@ class CandidateRecord:
     id: str
     iteration: int
     parent_id: str | None
-    status: str
+    status: CandidateStatus  # given as its word (an importer's "correct") it is converted
     source: str | None
     language: str
     operator: str = ""
@@ -59,9 +56,12 @@ class CandidateRecord:
     notes: dict[str, Any] = field(default_factory=dict)
     created_at: float = 0.0
 
+    def __post_init__(self) -> None:
+        self.status = CandidateStatus(self.status)
+
     @property
     def evaluated(self) -> bool:
-        return self.status in EVALUATED_STATUSES and self.source is not None
+        return self.status.evaluated and self.source is not None
 
     @property
     def source_sha256(self) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.config import build_config
+from cambrian.core.status import CandidateStatus
 from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import GenerationParams, LLMError, LLMProvider, LLMRequest, Message
 from cambrian.mutate.formats.registry import REPLY_FORMATS
@@ -149,7 +150,7 @@ async def replay_context(trace: Trace, provider: LLMProvider, evaluate: Evaluate
     if stored_reply is not None and context.finish_reason != "length":
         stored_reply = stopped_reply_text(stored_reply, tuple(context.params.get("stop") or ()))
     fmt = infer_format(child, parent_source, stored_reply, language)
-    original_score = child.score if child.status == "correct" else None
+    original_score = child.score if child.status is CandidateStatus.CORRECT else None
     report = ReplayReport(context_id=context.id, candidate_id=child.id, parent_id=parent_id,
                           original_model=context.model, replay_model=provider.model,
                           reply_format=fmt, original_score=original_score)

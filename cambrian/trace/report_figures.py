@@ -13,6 +13,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from cambrian.core.objective import MAXIMIZE, MINIMIZE
+from cambrian.core.status import CandidateStatus
 from cambrian.trace.cycling import CyclingReport
 from cambrian.trace.model import Trace
 from cambrian.trace.static import StaticReport
@@ -36,9 +37,9 @@ def _new(height: float = HEIGHT) -> tuple[Figure, Any]:
 def best_score_figure(trace: Trace, static: StaticReport) -> bytes:
     figure, axes = _new()
     correct = [(p.evaluation_index, p.score) for p in static.programs
-               if p.status == "correct" and p.score is not None]
+               if p.status is CandidateStatus.CORRECT and p.score is not None]
     failed = [(p.evaluation_index, p.score) for p in static.programs
-              if p.status != "correct" and p.score is not None]
+              if p.status is not CandidateStatus.CORRECT and p.score is not None]
     steps = [(i, s) for i, s in static.best_so_far if s is not None]
     if steps:
         axes.step(*zip(*steps), where="post", color=BEST_COLOUR, linewidth=2, zorder=1,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from cambrian.core.status import CandidateStatus
 from cambrian.lang.lines import language_named, lines_of_code, numeric_literal_count
 from cambrian.trace.model import Trace
 
@@ -62,7 +63,7 @@ def analyse_static(trace: Trace) -> StaticReport:
     best_so_far: list[tuple[int, float | None]] = []
     running: float | None = None
     for i, c in enumerate(evaluated):
-        if c.status == "correct" and c.score is not None and (
+        if c.status is CandidateStatus.CORRECT and c.score is not None and (
                 running is None or trace.better(c.score, running)):
             running = c.score
         best_so_far.append((i, running))

@@ -15,7 +15,7 @@ from typing import Any
 
 from cambrian.store.store import STORE_FILENAME, Store
 from cambrian.trace.loading import load_trace
-from cambrian.trace.model import STATUSES, Trace
+from cambrian.trace.model import Trace
 
 
 def _dumps(value: Any) -> str:
@@ -113,7 +113,7 @@ def _write(store: Store, trace: Trace) -> None:
             "island": candidate.island,
             "parent_id": candidate_ids[parent_id] if parent_id is not None else None,
             "operator": candidate.operator,
-            "status": candidate.status if candidate.status in STATUSES else "incorrect",
+            "status": candidate.status.value,
             "source": candidate.source, "source_hash": candidate.source_sha256,
             "language": candidate.language, "description": candidate.description,
             "model": candidate.model,

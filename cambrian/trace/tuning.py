@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.core.objective import Objective
+from cambrian.core.status import CandidateStatus
 from cambrian.llm.base import LLMProvider
 from cambrian.task.knobs import Knob, find_knobs
 from cambrian.trace.bayes_opt import Dimension, GaussianProcessSearch, local_rings
@@ -184,7 +185,7 @@ async def tune_run(run_dir: str | Path, *, candidate_id: str | None = None,
         result = await tune_program(
             target.source, evaluator.language, evaluator.score, objective=evaluator.objective,
             budget=budget, rng_seed=rng_seed, knobs=knobs,
-            original_score=target.score if target.status == "correct" else None)
+            original_score=target.score if target.status is CandidateStatus.CORRECT else None)
     document = {
         "candidate_id": target.id,
         "program_score": result.original_score,

@@ -18,6 +18,7 @@ from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
 from cambrian.store.schema import SIDE_TABLES_DDL
 from cambrian.store.store import Store, StoreError
+from cambrian.trace.label_cache import LabelCache
 
 
 def new_store(tmp_path: Path, **options) -> Store:
@@ -144,6 +145,25 @@ def test_a_foreign_sqlite_file_is_refused_with_what_to_do(tmp_path: Path):
     connection.close()
     with pytest.raises(StoreError, match="not a Cambrian run store.*trace import"):
         Store.open(tmp_path / "run")
+
+
+def test_a_label_cache_of_an_older_version_is_adopted_with_its_labels(tmp_path: Path):
+    """Older versions kept the trace judge's labels of a foreign trace in a sidecar file that
+    held that one table: it opens (its labels reused), it is not refused as foreign."""
+    path = tmp_path / "trace" / "labels.sqlite"
+    path.parent.mkdir()
+    connection = sqlite3.connect(path)
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS trace_edit_labels (judge TEXT NOT NULL, rubric TEXT NOT "
+        "NULL, diff_sha256 TEXT NOT NULL, labels_json TEXT NOT NULL, rationale TEXT NOT NULL, "
+        "created_at REAL NOT NULL, PRIMARY KEY (judge, rubric, diff_sha256))")
+    connection.execute("INSERT INTO trace_edit_labels VALUES ('j', 'r1', 'abc', "
+                       "'[\"tuning\"]', 'a constant', 0)")
+    connection.commit()
+    connection.close()
+    with LabelCache(path) as cache:
+        assert cache.get_many("j", "r1", ["abc"]) == {"abc": (("tuning",), "a constant")}
+        assert cache.judges() == [("j", "r1", 1)]
 
 
 def _schema_1_store(path: Path) -> None:

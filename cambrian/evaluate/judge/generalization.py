@@ -18,6 +18,7 @@ from typing import Any
 
 from cambrian.config.judge import JudgeConfigError, parse_judge_config
 from cambrian.core.objective import Objective
+from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.store.rows import CandidateRow
 from cambrian.store.store import Store
@@ -70,7 +71,7 @@ def best_so_far_chain(store: Store, objective: Objective) -> list[CandidateRow]:
     best: float | None = None
     for candidate_id in store.evaluations.committed_order():
         row = store.candidates.get(candidate_id)
-        if row.status != "correct" or row.score is None or row.source is None:
+        if row.status is not CandidateStatus.CORRECT or row.score is None or row.source is None:
             continue
         if best is not None and objective.gain(row.score, best) <= 0:
             continue
