@@ -14,9 +14,10 @@ imports those modules). A plugin module (listed under ``search.plugins``) regist
 :func:`register_component`; ``docs/algorithms.md`` shows one. The factories are called with
 keyword arguments:
 
-* ``context_builder(task=, config=)`` with ``config`` the run's ``PromptConfig``;
-* ``generator(task=, config=, gateway=, recorder=, filters=, on_reply_refused=)``, see
-  :class:`cambrian.mutate.proposer.Proposer`;
+* ``context_builder(task=, config=)`` with ``config`` the run's ``PromptConfig``: a
+  :class:`cambrian.mutate.prompts.ContextBuilder` (default ``PromptBuilder``);
+* ``generator(task=, config=, gateway=, recorder=, filters=, on_reply_refused=)``: a
+  :class:`cambrian.mutate.proposer.Generator` (default ``Proposer``);
 * ``evaluator(task=, config=, run_dir=, store=)``: anything with
   ``async evaluate(source, work_dir) -> EvaluationResult`` (and optionally ``prepare()``).
 """
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cambrian.core.errors import ConfigError
 from cambrian.core.registry import Registry
 
 KINDS = ("context_builder", "generator", "evaluator")
@@ -61,5 +63,17 @@ def get_component(kind: str, name: str) -> ComponentSpec:
     return _registry(kind).get(name)
 
 
-def make_component(kind: str, name: str, **arguments: Any) -> Any:
-    return get_component(kind, name).factory(**arguments)
+def make_component(kind: str, name: str, contract: type | None = None, **arguments: Any) -> Any:
+    """The component ``name`` of ``kind``, made with ``arguments``; with ``contract`` (a
+    runtime-checkable Protocol) one that lacks a member of it is a ConfigError naming the
+    setting and the members missing, before the run starts."""
+    component = get_component(kind, name).factory(**arguments)
+    if contract is not None and not isinstance(component, contract):
+        members = [*(n for n, v in vars(contract).items() if callable(v)),
+                   *getattr(contract, "__annotations__", {})]
+        missing = sorted({m for m in members
+                          if not m.startswith("_") and not hasattr(component, m)})
+        raise ConfigError(f"search.{kind} '{name}' makes a {type(component).__name__}, which "
+                          f"lacks {', '.join(missing) or 'a member'} of a "
+                          f"{contract.__name__}")
+    return component

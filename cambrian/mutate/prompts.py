@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from cambrian.config import PromptConfig
 from cambrian.core.components import register_component
@@ -44,6 +44,26 @@ class ProgramView:
     public: dict[str, Any] = field(default_factory=dict)
     text_feedback: str = ""
     error: str = ""
+
+
+@runtime_checkable
+class ContextBuilder(Protocol):
+    """What the loop needs of a context builder (``search.context_builder``; this module's
+    ``PromptBuilder`` is the default, and subclassing it the easy way to write another)."""
+
+    brief: str | None  # the problem brief, set once before the first proposal
+
+    def default_preamble(self) -> str:
+        """The role text a co-evolved system prompt starts from."""
+        ...
+
+    def build(self, *, kind: str, fmt: str, parent: ProgramView,
+              inspirations: Sequence[ProgramView] = (), notes: Sequence[str] = (),
+              budget_tokens: int, count_tokens: TokenCounter, preamble: str | None = None,
+              intent: str | None = None, strategy: str | None = None,
+              focus: str | None = None) -> tuple[Message, ...]:
+        """The messages of one mutation prompt."""
+        ...
 
 
 # The task text per patch kind, when no mutation intent (cambrian/mutate/intents.py) is given.

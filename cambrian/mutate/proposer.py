@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from cambrian.config import RunConfig
 from cambrian.core.components import make_component, register_component
@@ -26,7 +26,12 @@ from cambrian.mutate.filters import ChildFilter, FilterVerdict, ProposedChild
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.formats.choice import format_named, reply_format
 from cambrian.mutate.grammars import grammar_for
-from cambrian.mutate.prompts import ProgramView, PromptBuilder, PromptTooLarge, evolve_block_count
+from cambrian.mutate.prompts import (
+    ContextBuilder,
+    ProgramView,
+    PromptTooLarge,
+    evolve_block_count,
+)
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.setting_lines import offers_setting_lines
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
@@ -65,6 +70,18 @@ class ProposalResult:
     refused_by: str | None = None  # the child filter that refused the child
 
 
+@runtime_checkable
+class Generator(Protocol):
+    """What the loop needs of a generator (``search.generator``; ``Proposer`` below is the
+    default): a parent request and a model arm in, a checked and stored child (or why there
+    is none) out."""
+
+    prompts: ContextBuilder
+
+    async def propose(self, request: ProposalRequest, arm: Arm) -> ProposalResult:
+        ...
+
+
 def code_block_stop(fmt: str, local: bool, language: Language) -> tuple[str, ...]:
     """Remote models stop right after the closing fence of a code-block reply instead of adding
     prose that costs tokens; local models are held to the format by a grammar instead."""
@@ -84,8 +101,9 @@ class Proposer:
         self.recorder = recorder
         self.filters = list(filters)
         self.on_reply_refused = on_reply_refused
-        self.prompts: PromptBuilder = make_component(
-            "context_builder", config.search.context_builder, task=task, config=config.prompt)
+        self.prompts: ContextBuilder = make_component(
+            "context_builder", config.search.context_builder, ContextBuilder, task=task,
+            config=config.prompt)
 
     @property
     def language(self) -> Language:

@@ -37,7 +37,7 @@ from cambrian.meta.prompt_archive import build_prompt_archive
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
-from cambrian.mutate.proposer import Proposer
+from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
 from cambrian.mutate.strategies import GENERAL_STRATEGIES, StrategyMenu
 from cambrian.search.archive import Archive
@@ -150,9 +150,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         if schedule is not None and tags.get("intent"):
             schedule.record(str(tags["intent"]), False)
 
-    proposer: Proposer = make_component(
-        "generator", config.search.generator, task=task, config=config, gateway=gateway,
-        recorder=recorder, filters=filters, on_reply_refused=reply_refused)
+    proposer: Generator = make_component(
+        "generator", config.search.generator, Generator, task=task, config=config,
+        gateway=gateway, recorder=recorder, filters=filters, on_reply_refused=reply_refused)
 
     # Loop hooks, in the order the engine consults them.
     def prepare_budget() -> str | None:

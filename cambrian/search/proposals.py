@@ -12,7 +12,7 @@ from cambrian.core.events import ProposalFailed
 from cambrian.core.hooks import LoopHook, SlotContext
 from cambrian.core.outcomes import ProposalOutcome, RunOutcome
 from cambrian.llm.ensemble import Arm, Ensemble
-from cambrian.mutate.proposer import Proposer
+from cambrian.mutate.proposer import Generator
 from cambrian.search.archive import Archive
 from cambrian.search.context import Progress, RunAborted, RunContext
 from cambrian.search.requests import RequestBuilder
@@ -20,7 +20,7 @@ from cambrian.search.requests import RequestBuilder
 
 class ProposalSlots:
     def __init__(self, ctx: RunContext, archive: Archive, hooks: list[LoopHook],
-                 requests: RequestBuilder, proposer: Proposer, ensemble: Ensemble,
+                 requests: RequestBuilder, proposer: Generator, ensemble: Ensemble,
                  filter_allowances: dict[str, int], progress: Progress,
                  stop_reason: Callable[[], str | None],
                  search_state: Callable[[], dict[str, object]]) -> None:

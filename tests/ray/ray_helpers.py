@@ -10,13 +10,16 @@ stop every Ray cluster on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +158,41 @@ def processes_naming(marker: str) -> list[str]:
         command, cwd = _command_line(entry), _working_dir(entry)
         if marker in command or f"{cwd}/".startswith(inside):
             found.append(f"{entry.name} {command} (in {cwd})")
+    return found
+
+
+@contextlib.contextmanager
+def watching(marker: str, period_s: float = 0.2) -> Iterator[list[str]]:
+    """Every process ``processes_naming(marker)`` found while the block ran, each once."""
+    seen: list[str] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.wait(period_s):
+            seen.extend(p for p in processes_naming(marker) if p not in seen)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        thread.join()
+
+
+def children_naming(parent: int, marker: str) -> list[str]:
+    """Command lines of ``parent``'s child processes that contain ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+        except OSError:  # not a process, or gone
+            continue
+        ppid = next((line.split()[1] for line in status.splitlines()
+                     if line.startswith("PPid:")), "")
+        command = _command_line(entry)
+        if ppid == str(parent) and marker in command:
+            found.append(command)
     return found
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import ray
-from ray_helpers import LocalRayCluster, processes_naming, worker_label
+from ray_helpers import LocalRayCluster, processes_naming, watching, worker_label
 from support.scripted_llm import CODE_BLOCK, ScriptedLLM, incrementing, write_counter_task
 from support.store_queries import sql
 
@@ -145,11 +145,14 @@ def test_a_hanging_candidate_is_killed_by_its_limit_on_a_worker(
             llm, ray_cluster, tmp_path / "workers", 1, "evaluation.timeout_s=3",
             "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]"))
         began = time.monotonic()
-        summary = asyncio.run(evolution.run())
+        with watching(str(tmp_path / "workers")) as running:
+            summary = asyncio.run(evolution.run())
         elapsed = time.monotonic() - began
         evolution.store.close()
 
     assert summary.evaluations == 1 and elapsed < 60
+    # The leak check below sees an evaluation while it runs (a warm-forked one included)...
+    assert any("fork_server.py" in process for process in running), running
     store = Store.open(tmp_path / "run")
     child = next(r for r in store.candidates.list() if r.id != 1)
     assert child.status == "incorrect"
@@ -158,7 +161,7 @@ def test_a_hanging_candidate_is_killed_by_its_limit_on_a_worker(
     assert "wall-clock limit of 3 s" in result.error and result.duration_s < 10
     assert store.evaluations.worker_of(child.id) in {worker_label(n) for n in two_workers}
     store.close()
-    # Killed, not left running: nothing started from the workers' folder survives.
+    # ... and, killed, not left running, none survives.
     assert processes_naming(str(tmp_path / "workers")) == []
 
 

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import dataclasses
 import fcntl
+import logging
 import os
 import shutil
 import socket
@@ -38,7 +39,8 @@ from cambrian.evaluate.judge.toolchains import CompileResult
 from cambrian.evaluate.runner import ProgramEvaluator
 
 WORKER_DIRNAME = "cambrian-ray"
-_built: dict[str, Any] = {}  # plan key -> evaluator, per worker process
+_built: dict[str, Any] = {}  # plan key -> evaluator, per worker process (one plan at most)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -69,11 +71,30 @@ def node_folder(worker_dir: str | None) -> Path:
 
 
 def evaluator_of(plan: Plan) -> Any:
+    """The plan's evaluator, built at its first job in this process. Only the latest plan's
+    is kept: a driver sends a new plan when its evaluator changes, and an evaluator left
+    behind would keep its warm worker's fork server running until this process exits."""
     key = plan.setup.key
     if key not in _built:
+        _close_built()
         register_secret_values(os.environ.get(name) for name in plan.setup.secret_env)
         _built[key] = _build(plan)
     return _built[key]
+
+
+def _close_built() -> None:
+    while _built:
+        key, evaluator = _built.popitem()
+        try:
+            asyncio.run(_close(evaluator))
+        except Exception:  # an evaluator no longer used: never the next job's failure
+            log.warning("closing the evaluator of plan %s failed", key, exc_info=True)
+
+
+async def _close(evaluator: Any) -> None:
+    close = getattr(evaluator, "close", None)  # e.g. end a warm evaluation worker
+    if close is not None:
+        await close()
 
 
 def _build(plan: Plan) -> Any:

@@ -11,8 +11,11 @@ from algorithm_helpers import run_algorithm
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.config import ConfigError, RunConfig, SearchConfig
-from cambrian.core.components import make_component
+from cambrian.core.components import make_component, register_component
+from cambrian.mutate.prompts import ContextBuilder
+from cambrian.mutate.proposer import Generator
 from cambrian.search.registry import make_selector
+from cambrian.task.folder import load_task
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "algorithms.md"
 
@@ -61,3 +64,19 @@ def test_the_documented_component_plugin_runs(tmp_path: Path, monkeypatch):
     assert timed and all(isinstance(result.public["seconds"], float) for result in timed)
     with pytest.raises(ConfigError, match="did you mean 'house-rules'"):
         make_component("context_builder", "house-rulez")
+
+
+def test_a_component_without_what_the_loop_needs_is_a_config_error(tmp_path: Path):
+    """A generator or context builder is checked against its contract when the run is built:
+    one lacking a member is refused before the run starts, with what it lacks."""
+
+    class Silent:
+        prompts = None  # but no propose()
+
+    register_component("generator", "silent", lambda **arguments: Silent())
+    with pytest.raises(ConfigError, match=r"search.generator 'silent' makes a Silent, which "
+                                          r"lacks propose of a Generator"):
+        make_component("generator", "silent", Generator)
+    task = load_task(write_counter_task(tmp_path / "task"), RunConfig())
+    assert isinstance(make_component("context_builder", "default", ContextBuilder,
+                                     task=task, config=RunConfig().prompt), ContextBuilder)
