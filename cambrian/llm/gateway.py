@@ -85,11 +85,12 @@ def classify(error: LLMError) -> CallFailure:
 
 class LLMGateway:
     def __init__(self, models: Sequence[ModelConfig], providers: Mapping[str, LLMProvider],
-                 recorder: Recorder, *, budget: CallBudget | None = None,
+                 recorder: Recorder | None, *, budget: CallBudget | None = None,
                  max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS) -> None:
         """``budget(calls)`` is asked before every call with the number of calls that would
         then be in flight, so concurrent calls (a proposal beside a scratchpad update) never
-        overshoot a cap together."""
+        overshoot a cap together. ``recorder`` None: calls made outside a run (the trace
+        analyses), with no store to record them in; the caller tallies them."""
         if not models:
             raise ConfigError("llm.models must list at least one model")
         self.models = {m.label: m for m in models}
@@ -155,7 +156,7 @@ class LLMGateway:
         reason = (budget_check() if budget_check is not None
                   else self.budget(self.calls_in_flight + 1))
         if reason is not None:
-            if not in_proposal:
+            if not in_proposal and self.recorder is not None:
                 self.recorder.emit(LLMCallSkipped(purpose=purpose, reason=reason))
             return CallResult(None, None, reason, skipped=reason)
         if request.params.grammar is not None and not caps.grammar:
@@ -165,15 +166,18 @@ class LLMGateway:
             response = await self.providers[caps.label].complete(request)
         except LLMError as exc:
             error = f"{type(exc).__name__}: {exc}"
-            context_id = self.recorder.add_context(self._context(
+            context_id = self._record(self._context(
                 purpose, caps, request, None, error, parent_context_id))
             return CallResult(None, context_id, error, classify(exc))
         finally:
             self.calls_in_flight -= 1
         response, dropped = self._capped(response)
-        context_id = self.recorder.add_context(self._context(
+        context_id = self._record(self._context(
             purpose, caps, request, response, "", parent_context_id, dropped))
         return CallResult(response, context_id)
+
+    def _record(self, context: NewContext) -> int | None:
+        return self.recorder.add_context(context) if self.recorder is not None else None
 
     async def ask(self, purpose: str, prompt: str, *, label: str | None = None,
                   system: str | None = None, max_tokens: int = 600, temperature: float = 0.5,
@@ -207,3 +211,37 @@ class LLMGateway:
             cost_usd=response.cost_usd if response else 0.0,
             latency_s=response.latency_s if response else 0.0,
             error=error, parent_context_id=parent_context_id, response_dropped_chars=dropped)
+
+
+class GatewayModel:
+    """One model of a gateway with a provider's interface (an :class:`LLMProvider` whose
+    ``complete`` raises :class:`LLMError`): what the trace analyses (judge, knob finder, replay) are given, so
+    their calls, made outside any run, still go through the gateway's checks and reply cap."""
+
+    def __init__(self, gateway: LLMGateway, label: str, purpose: str) -> None:
+        self.gateway = gateway
+        self.label = gateway.label(label)
+        self.purpose = purpose
+
+    @property
+    def model(self) -> str:
+        return self.gateway.model(self.label).model
+
+    @property
+    def context_window(self) -> int | None:
+        return self.gateway.provider(self.label).context_window
+
+    def count_tokens(self, text: str) -> int:
+        return self.gateway.provider(self.label).count_tokens(text)
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        result = await self.gateway.call(self.purpose, self.label, request)
+        if result.response is None:
+            raise LLMError(result.error or result.skipped or "no reply")
+        return result.response
+
+
+def standalone_model(config: ModelConfig, provider: LLMProvider, purpose: str) -> GatewayModel:
+    """A model called outside a run (no store, no budget): the trace analyses'."""
+    return GatewayModel(LLMGateway([config], {config.label: provider}, None), config.label,
+                        purpose)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from cambrian.config import ModelConfig
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.factory import build_provider
+from cambrian.llm.gateway import standalone_model
 from cambrian.llm.retry import RetryPolicy
 
 
@@ -55,6 +56,7 @@ def judge_id(config: ModelConfig) -> str:
     return f"{config.provider}:{config.model}"
 
 
-def provider_for(config: ModelConfig) -> LLMProvider:
-    """A provider with Cambrian's usual retry policy for transient remote failures."""
-    return build_provider(config, RetryPolicy(), {})
+def provider_for(config: ModelConfig, purpose: str = "analysis") -> LLMProvider:
+    """The model behind the LLM gateway (its checks and reply cap), with Cambrian's usual
+    retry policy for transient remote failures."""
+    return standalone_model(config, build_provider(config, RetryPolicy(), {}), purpose)
