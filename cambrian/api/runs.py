@@ -1,0 +1,308 @@
+"""Runs of a task folder: create one (``start``, every check before its folder is made),
+reopen one (``resume``), run one to its end (``evolve``), and read one (``run_status``,
+``best``); ``init`` writes a task skeleton."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cambrian
+from cambrian.api.blocking import run_blocking
+from cambrian.config import RunConfig, build_config, read_config_file
+from cambrian.config.extras import fit_defaults_to_installed
+from cambrian.core.bus import Subscriber
+from cambrian.core.events import ConfigOverridden
+from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.child_env import register_secret_values
+from cambrian.evaluate.factory import build_evaluator
+from cambrian.llm.base import LLMProvider
+from cambrian.llm.factory import build_providers, configured_secrets
+from cambrian.search.build import build_evolution, check_names
+from cambrian.search.engine import Evolution, RunSummary
+from cambrian.status import RunStatus
+from cambrian.status import run_status as status_of_store
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import NewCandidate
+from cambrian.store.run_files import write_best, write_config
+from cambrian.store.store import STORE_FILENAME, Store, StoreError
+from cambrian.task.folder import Task, load_task, task_config_layer
+
+
+class RunExists(FileExistsError):
+    pass
+
+
+class NoCorrectProgram(LookupError):
+    """The run has no correct program yet, so there is no best one."""
+
+
+@dataclass(frozen=True)
+class BestProgram:
+    candidate_id: int
+    score: float | None
+    path: Path
+
+
+def code_version() -> str:
+    root = Path(cambrian.__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{cambrian.__version__}+{commit}" if commit else cambrian.__version__
+
+
+def _toolchain(task: Task) -> dict[str, str]:
+    info = {"python": sys.version.split()[0], "platform": platform.platform()}
+    compilers = {"cpp": ["g++", "--version"], "c": ["gcc", "--version"], "rust": ["rustc", "--version"]}
+    command = compilers.get(task.language.name)
+    if command:
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
+            info[command[0]] = out.splitlines()[0] if out else "unknown"
+        except OSError:
+            info[command[0]] = "not found"
+    return info
+
+
+def resolve_config(
+    task_dir: Path,
+    config: RunConfig | dict[str, Any] | str | Path | None = None,
+    overrides: list[str] | None = None,
+) -> RunConfig:
+    """Defaults < the task's config.yaml < ``config`` < ``overrides``."""
+    layers = [task_config_layer(Path(task_dir))]
+    if isinstance(config, RunConfig):
+        layers.append(config.model_dump(exclude_unset=True))
+    elif isinstance(config, dict):
+        layers.append(config)
+    elif config is not None:
+        layers.append(read_config_file(Path(config)))
+    return fit_defaults_to_installed(build_config(layers, overrides))
+
+
+def _evaluation_command(task: Task) -> str:
+    if task.contract == "judge":
+        return f"compile, run on generated cases, score with {task.evaluator_path.name}"
+    if task.contract == "command":
+        return f"python {task.evaluator_path.name} --program_path P --results_dir D"
+    return f"evaluate(P) from {task.evaluator_path.name}"
+
+
+def default_run_dir(task: Task) -> Path:
+    return Path("runs") / f"{task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def start(
+    task_dir: str | Path,
+    *,
+    config: RunConfig | dict[str, Any] | str | Path | None = None,
+    overrides: list[str] | None = None,
+    run_dir: str | Path | None = None,
+    providers: dict[str, LLMProvider] | None = None,
+    subscribers: list[Subscriber] | None = None,
+) -> Evolution:
+    """Create a new run for the task folder (nothing is evaluated until ``run()``);
+    ``subscribers`` receive every event the run records, once committed. Everything that can
+    be checked is checked before the run folder is made: a failure leaves nothing behind."""
+    resolved = resolve_config(Path(task_dir), config, overrides)
+    task = load_task(Path(task_dir), resolved)
+    check_names(resolved, new_run=True)
+    providers = providers if providers is not None else build_providers(resolved.llm)
+    target = Path(run_dir) if run_dir is not None else default_run_dir(task)
+    claim_folder(target)
+    made_folder = not target.exists()
+    store: Store | None = None
+    try:
+        store = Store.open(target, create=True, secrets=configured_secrets(resolved.llm))
+        _create_run(store, task, resolved)
+        write_config(target, resolved)
+        evolution = _build(target, task, resolved, store, providers, subscribers)
+        evolution.folder_before_run = (None if made_folder
+                                       else frozenset(p.name for p in target.iterdir()
+                                                      if p.name not in _RUN_FILES))
+        return evolution
+    except BaseException:
+        if store is not None:
+            store.close()
+        _remove_run_files(target, made_folder)
+        raise
+
+
+def claim_folder(target: Path) -> None:
+    """Refuse a folder holding a run; clear a store left without a run (a start that failed
+    before it could record one, with an older Cambrian)."""
+    if not (target / STORE_FILENAME).exists():
+        return
+    try:
+        store = Store.open(target)
+    except StoreError:
+        raise RunExists(f"{target} holds a run store this Cambrian cannot open; choose another "
+                        "--run-dir") from None
+    try:
+        holds_run = store.runs.exists()
+    finally:
+        store.close()
+    if holds_run:
+        raise RunExists(f"{target} already holds a run; continue it with "
+                        f"`cambrian resume {target}`")
+    _remove_run_files(target, made_folder=False)
+
+
+_RUN_FILES = (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml")
+
+
+def _remove_run_files(target: Path, made_folder: bool) -> None:
+    for name in _RUN_FILES:
+        (target / name).unlink(missing_ok=True)
+    if made_folder:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def discard_unstarted(evolution: Evolution) -> None:
+    """Remove a new run that stopped before its first LLM call (its preflight failed): the
+    whole folder when ``start`` made it, else only what the run wrote into the folder it was
+    given (what was there before stays)."""
+    evolution.store.close()
+    target = evolution.run_dir
+    before = evolution.folder_before_run
+    if before is None:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    for entry in target.iterdir():
+        if entry.name in before:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _create_run(store: Store, task: Task, resolved: RunConfig) -> None:
+    with store.transaction():
+        store.runs.create(
+            run_id=uuid.uuid4().hex, task_name=task.name, task_dir=str(task.root),
+            direction=task.direction, language=task.language.name,
+            config=resolved.model_dump(mode="json"), seed=resolved.evolution.seed,
+            code_version=code_version(),
+        )
+        store.runs.add_environment(
+            evaluator=str(task.evaluator_path.relative_to(task.root)), contract=task.contract,
+            command=_evaluation_command(task),
+            limits=resolved.evaluation.model_dump(mode="json"), toolchain=_toolchain(task),
+            file_hashes=task.file_hashes(),
+        )
+        store.meta.set("program_filename", task.program_filename)
+        if task.has_initial_program:  # else the LLM writes it when the run starts
+            Recorder(store).add_candidate(NewCandidate(
+                generation=0, island=0, parent_id=None, operator="init",
+                status=CandidateStatus.PENDING, language=task.language.name,
+                source=task.initial_source, description="initial program"))
+
+
+def _build(run_dir: Path, task: Task, config: RunConfig, store: Store,
+           providers: dict[str, LLMProvider], subscribers: list[Subscriber] | None) -> Evolution:
+    register_secret_values(configured_secrets(config.llm))  # never in a candidate's environment
+    return build_evolution(run_dir, task, config, store, providers,
+                           build_evaluator(task, config, run_dir, store),
+                           subscribers=subscribers or ())
+
+
+def resume(
+    run_dir: str | Path,
+    *,
+    overrides: list[str] | None = None,
+    providers: dict[str, LLMProvider] | None = None,
+    subscribers: list[Subscriber] | None = None,
+) -> Evolution:
+    """Reopen a run; ``overrides`` may change e.g. the budget (``evolution.generations=50``)."""
+    target = Path(run_dir)
+    with Store.open(target) as peek:  # the configuration (and a migration), before the secrets
+        info = peek.runs.info()
+    resolved = build_config([info.config], overrides)
+    task = load_task(Path(info.task_dir), resolved)
+    check_names(resolved)
+    providers = providers if providers is not None else build_providers(resolved.llm)
+    store = Store.open(target, secrets=configured_secrets(resolved.llm))
+    try:
+        if overrides:
+            write_config(target, resolved)
+            recorder = Recorder(store)
+            with recorder.transaction():
+                recorder.emit(ConfigOverridden(overrides=list(overrides)))
+                store.runs.update_config(resolved.model_dump(mode="json"))
+        return _build(target, task, resolved, store, providers, subscribers)
+    except BaseException:
+        store.close()
+        raise
+
+
+def evolve(
+    task_dir: str | Path,
+    *,
+    config: RunConfig | dict[str, Any] | str | Path | None = None,
+    overrides: list[str] | None = None,
+    run_dir: str | Path | None = None,
+    providers: dict[str, LLMProvider] | None = None,
+    subscribers: list[Subscriber] | None = None,
+) -> RunSummary:
+    """Run a whole evolution of a task folder and return its summary (blocking; inside a
+    running event loop, e.g. a notebook, the run gets a loop of its own in a worker thread).
+    :func:`run_evolution` takes code and a Python evaluator and returns the best code."""
+
+    async def whole_run() -> RunSummary:
+        evolution = start(task_dir, config=config, overrides=overrides, run_dir=run_dir,
+                          providers=providers, subscribers=subscribers)
+        try:
+            return await evolution.run()
+        finally:
+            evolution.store.close()
+
+    return run_blocking(whole_run)
+
+
+def run_status(run_dir: str | Path) -> RunStatus:
+    """What ``cambrian status`` shows: progress, scores, success rates, per-model figures.
+    (Named ``run_status``, not ``status``: ``cambrian.status`` is the module computing it.)"""
+    store = Store.open(Path(run_dir))
+    try:
+        return status_of_store(store)
+    finally:
+        store.close()
+
+
+def best(run_dir: str | Path, out: str | Path | None = None) -> BestProgram:
+    """Write the best program of a run to ``out`` (default: ``run_dir/best/``, with its scores)."""
+    store = Store.open(Path(run_dir))
+    try:
+        summary = status_of_store(store)
+        if summary.best_id is None:
+            raise NoCorrectProgram("no correct program in this run yet")
+        if out is not None:
+            target = Path(out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(store.candidates.get(summary.best_id).source or "")
+        else:
+            filename = store.meta.get("program_filename") or "program.txt"
+            target = write_best(Path(run_dir), store, summary.best_id, filename)
+    finally:
+        store.close()
+    return BestProgram(summary.best_id, summary.best_score, target)
+
+
+def init(task_dir: str | Path, *, force: bool = False) -> list[Path]:
+    """Create a working task skeleton; return the files written."""
+    from cambrian.task.skeleton import write_skeleton
+
+    return write_skeleton(Path(task_dir), force=force)
