@@ -92,13 +92,15 @@ def main() -> int:
     print(f"sleeping evaluator: {args.eval_s:g} s per evaluation; instant in-process LLM; "
           f"{args.per_worker} children per worker")
     print(f"{'workers':>7} {'children':>8} {'Ray evals/min':>14} {'local pool evals/min':>21} "
-          f"{'W/E limit':>10} {'Ray / limit':>12} {'eval s (Ray)':>13}")
+          f"{'W/E limit':>10} {'Ray / limit':>12} {'eval s (Ray)':>13} {'Ray nodes':>10}")
     for workers, children, ray, local in rows:
         limit = 60 * workers / args.eval_s
         print(f"{workers:>7} {children:>8} {ray['per_min']:>14.1f} {local['per_min']:>21.1f} "
-              f"{limit:>10.0f} {100 * ray['per_min'] / limit:>11.0f}% {ray['eval_s']:>13.2f}")
-    print("Ray: a local cluster started for each run with W CPUs (one job each); "
-          "eval s: mean stored evaluation time on the workers (sleep + sandbox start-up).")
+              f"{limit:>10.0f} {100 * ray['per_min'] / limit:>11.0f}% {ray['eval_s']:>13.2f} "
+              f"{ray['workers_used']:>10}")
+    print("Ray: a local cluster started for each run with W CPUs (one job each), so one node "
+          "(HOST/NODE) runs every job; eval s: mean stored evaluation time on the workers "
+          "(sleep + sandbox start-up).")
     return 0
 
 
