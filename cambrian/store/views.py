@@ -182,23 +182,17 @@ class Views:
         return int(self._db.one(
             f"SELECT COUNT(*) FROM candidates WHERE status = 'rejected'{extra}"))
 
-    def spend_timeline(self, after: float | None = None) -> list[tuple[float, float, int]]:
-        """(time, cost in USD, tokens) of every LLM call (``after``: made after that time), in
-        time order."""
-        where = ""
-        params: tuple[float, ...] = ()
-        if after is not None:
-            where, params = "WHERE created_at > ? ", (after,)
-        return [(float(t), float(c), int(k)) for t, c, k in self._db.execute(
-            "SELECT created_at, cost_usd, prompt_tokens + completion_tokens FROM contexts "
-            f"{where}ORDER BY created_at, id", params)]
-
-    def spend_through(self, at: float) -> tuple[float, int]:
-        """Cost in USD and tokens of the LLM calls made up to ``at``."""
-        cost, tokens = self._db.execute(
-            "SELECT COALESCE(SUM(cost_usd), 0), COALESCE(SUM(prompt_tokens + completion_tokens), "
-            "0) FROM contexts WHERE created_at <= ?", (at,)).fetchone()
-        return float(cost), int(tokens)
+    def spend_split(self, at: float) -> tuple[tuple[float, int], list[tuple[float, float, int]]]:
+        """The cost in USD and tokens of the LLM calls made up to ``at``, and (time, cost,
+        tokens) of each call made after it, in time order: one pass over the calls (group 0
+        sums the earlier ones, each later one is a group of its own)."""
+        rows = self._db.execute(
+            "SELECT CASE WHEN created_at > ? THEN id ELSE 0 END AS call, MAX(created_at), "
+            "SUM(cost_usd), SUM(prompt_tokens + completion_tokens) FROM contexts GROUP BY call",
+            (at,)).fetchall()
+        before = next(((float(c), int(k)) for call, _, c, k in rows if call == 0), (0.0, 0))
+        after = sorted((float(t), float(c), int(k)) for call, t, c, k in rows if call != 0)
+        return before, after
 
     def children_of(self, candidate_id: int) -> list[TreeNode]:
         rows = self._db.execute(

@@ -13,6 +13,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from cambrian.core.status import CandidateStatus
 from cambrian.store.rows import CandidateRow, ContextRow
 from cambrian.store.store import Store
 
@@ -61,7 +62,8 @@ class CandidateView:
     @property
     def refusal(self) -> str:
         """Why the proposal was refused before evaluation (patch_failed, rejected)."""
-        if self.row.status in ("patch_failed", "rejected", "duplicate"):
+        if self.row.status in (CandidateStatus.PATCH_FAILED, CandidateStatus.REJECTED,
+                               CandidateStatus.DUPLICATE):
             return self.row.error or str(self.row.status)
         return ""
 

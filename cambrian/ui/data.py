@@ -217,6 +217,16 @@ def island_lines(store: Store, objective: Objective) -> list[IslandLine]:
             sorted(found.items(), key=lambda item: (item[0] is None, item[0] or 0))]
 
 
+def control_detail(detail: dict[str, Any]) -> str:
+    """A control request's payload as read: "generations 500 → 400", "refused: why"."""
+    before = detail.get("before") or {}
+    parts = [f"{key} {before[key]} → {value}" if key in before else f"{key} {value}"
+             for key, value in detail.items() if key not in ("before", "refused")]
+    if detail.get("refused"):
+        parts.append(f"refused: {detail['refused']}")
+    return ", ".join(parts)
+
+
 def _events(store: Store, kind: type, limit: int) -> list[tuple[float, Any]]:
     return [(stored.created_at, stored.event) for stored in store.events.list(kind)][-limit:]
 
@@ -226,7 +236,8 @@ def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
     counts = store.candidates.count_by_status()
     refused = store.views.refused(novelty_only=True, limit=10)
     tune = [{"at": at, **event.payload()} for at, event in _events(store, TuneStepped, 50)]
-    controls = [{"at": at, "action": e.action, "source": e.source, "detail": e.detail}
+    controls = [{"at": at, "action": e.action, "source": e.source, "detail": e.detail,
+                 "text": control_detail(e.detail)}
                 for at, e in _events(store, ControlChanged, 50)]
     sessions = [{"at": at, "kind": e.kind, "reason": getattr(e, "reason", ""),
                  "outcome": getattr(e, "outcome", "")}

@@ -4,9 +4,11 @@ trace is never written to) and shown read-only."""
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
+import shutil
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -71,6 +73,29 @@ def _walk(root: Path, depth: int) -> Iterable[tuple[Path, str]]:
             yield from _walk(child, depth - 1)
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _import(trace: Path, target: Path) -> None:
+    """Import ``trace`` into a new store at ``target``, complete or not at all: a killed
+    import is never taken for a finished one, and of two UI processes importing the same trace
+    the first to finish wins."""
+    from cambrian.trace.to_store import import_to_store
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    shutil.rmtree(partial, ignore_errors=True)  # left by a killed process of the same pid
+    try:
+        import_to_store(trace, partial)
+        try:
+            partial.rename(target)
+        except OSError:  # another process's import is already there
+            pass
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+
+
 class RunCatalog:
     def __init__(self, roots: Iterable[Path], cache_dir: Path | None = None) -> None:
         self.roots = [Path(r).resolve() for r in roots]
@@ -108,18 +133,21 @@ class RunCatalog:
         return ref
 
     def store_dir(self, ref: RunRef) -> Path:
-        """The folder holding the run store (the import's cache folder for a foreign trace)."""
+        """The folder holding the run store (the import's cache folder for a foreign trace).
+
+        A trace is imported again when its files change; the new import replaces the older
+        ones of the same path, so the cache keeps one import per trace."""
         if not ref.imported:
             return ref.path
         stamp = max((entry.stat().st_mtime for entry in os.scandir(ref.path)), default=0.0)
-        digest = hashlib.sha256(f"{ref.path}\0{stamp}".encode()).hexdigest()[:16]
-        target = self.cache_dir / f"{_slug(ref.name)}-{digest}"
+        prefix = f"{_slug(ref.name)}-{_digest(str(ref.path))}-"
+        target = self.cache_dir / (prefix + _digest(repr(stamp)))
         with self._lock:  # one import at a time, never two of the same trace
             if not (target / STORE_FILENAME).exists():
-                from cambrian.trace.to_store import import_to_store
-
-                target.parent.mkdir(parents=True, exist_ok=True)
-                import_to_store(ref.path, target)
+                _import(ref.path, target)
+                for older in self.cache_dir.glob(glob.escape(prefix) + "*"):
+                    if older != target:
+                        shutil.rmtree(older, ignore_errors=True)
         return target
 
     def open(self, ref: RunRef) -> Store:

@@ -43,9 +43,8 @@ def _spend_at(times: list[float], store: Store) -> list[tuple[float, int]]:
     """The run's LLM spend (USD, tokens) at each of ``times``: the calls made up to then."""
     if not times:
         return []
-    since = min(times)
-    base = cost, tokens = store.views.spend_through(since)
-    calls = store.views.spend_timeline(after=since)
+    base, calls = store.views.spend_split(min(times))
+    cost, tokens = base
     call_times, sums = [t for t, _, _ in calls], []
     for _, call_cost, call_tokens in calls:
         cost, tokens = cost + call_cost, tokens + call_tokens

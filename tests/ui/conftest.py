@@ -24,8 +24,9 @@ LIMIT = 12  # the counter task's limit: a child above it is incorrect
 REFUSED_AT = 2  # this call's reply has no edit, so the proposal is refused
 
 
-def scripted_sets(llm: ScriptedLLM, generations: int, *extra: str) -> list[str]:
-    return ["llm.models=[" + json.dumps(llm.model_config()) + "]",
+def scripted_sets(llm: ScriptedLLM, generations: int, *extra: str,
+                  models: list[dict[str, Any]] | None = None) -> list[str]:
+    return ["llm.models=" + json.dumps(models or [llm.model_config()]),
             f"evolution.generations={generations}", "novelty.enabled=false",
             "meta.enabled=false", "evolution.max_parallel_evaluations=1", *extra]
 
@@ -63,15 +64,29 @@ def page(playwright_browser: Any) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def stored_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding one finished run of the counter task: 7 children, one refused reply,
-    one child over the limit (incorrect)."""
+    one child over the limit (incorrect); its model costs $0.1 a call."""
     root = tmp_path_factory.mktemp("ui-runs")
     task = write_counter_task(root / "task", limit=LIMIT)
     with ScriptedLLM(refusing_once) as llm:
+        priced = llm.model_config(price_input_per_mtok=500.0, price_output_per_mtok=2500.0)
         evolution = start(task, run_dir=root / "runs" / "counter-run",
-                          overrides=scripted_sets(llm, 7))
+                          overrides=scripted_sets(llm, 7, models=[priced]))
         in_thread(lambda: asyncio.run(evolution.run()))
         evolution.store.close()
     return root / "runs"
+
+
+@pytest.fixture(scope="session")
+def rich_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the runs of ``rich_runs.py`` (a judged C++ run with two models,
+    novelty rejections, scratchpad notes, tune steps and a cost; a priced counter run whose
+    evaluator prints)."""
+    if shutil.which("g++") is None:
+        pytest.skip("the judged run needs g++")
+    from rich_runs import make_rich_runs
+
+    root = tmp_path_factory.mktemp("ui-rich")
+    return in_thread(lambda: make_rich_runs(root))
 
 
 def in_thread(work: Any) -> Any:

@@ -12,18 +12,25 @@ scripted OpenAI-compatible server:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import textwrap
 from pathlib import Path
 from typing import Any
 
-from support.scripted_llm import SCRIPTED_META_REPLY, ScriptedLLM, incrementing, write_counter_task
+from support.scripted_llm import (
+    SCRIPTED_META_REPLY,
+    Responder,
+    ScriptedLLM,
+    incrementing,
+    write_counter_task,
+)
 
 from cambrian.api import start
 
 PRICED = {"price_input_per_mtok": 1000.0, "price_output_per_mtok": 5000.0}  # $0.2 per call
-HARVEST_GENERATIONS = 24
+HARVEST_GENERATIONS = 30
 CRASH_NOTE = "cannot handle a multiple of seven"
 
 HARVEST_PROGRAM = """#include <cstdio>
@@ -78,7 +85,7 @@ HARVEST_CONFIG = """
       max_parallel_cases: 2
 """
 
-FRACTION_LINE = re.compile(r"double fraction = ([0-9.]+)[^;]*;")
+FRACTION_LINE = re.compile(r"double fraction = (\d+\.\d+);")
 
 
 def write_harvest_task(folder: Path) -> Path:
@@ -90,32 +97,39 @@ def write_harvest_task(folder: Path) -> Path:
     return folder
 
 
-def current_fraction(messages: list[dict[str, str]]) -> tuple[str, float]:
-    """The current program's fraction line and its value."""
+def current_fraction(messages: list[dict[str, str]]) -> tuple[str, str]:
+    """The current program's fraction line and its number as written."""
     user = next(m["content"] for m in messages if m["role"] == "user")
     found = FRACTION_LINE.search(user.split("## Current program", 1)[-1])
     assert found, "the prompt shows no current program"
-    return found.group(0), float(found.group(1))
+    return found.group(0), found.group(1)
 
 
-def harvest_reply(messages: list[dict[str, str]], index: int) -> str:
-    """Edits of the fraction line: mostly a bigger share; now and then a near copy (the same
-    words: novelty refuses it), a share far over the cap (some cases wrong) or a program that
-    crashes on some cases (a runtime error, with stderr)."""
-    if "Update the notes" in messages[-1]["content"]:
-        return SCRIPTED_META_REPLY
-    line, value = current_fraction(messages)
-    if index % 6 == 2:
-        new = f"double fraction = {value} * 1.0;"
-    elif index % 6 == 4:
-        new = f"double fraction = 0.9{index};"
-    elif index % 6 == 5:
-        new = (f"{line}\n    if (n % 7 == 0) {{ fprintf(stderr, \"{CRASH_NOTE}: %lld\\n\", n);"
-               " return 3; }")
-    else:
-        new = f"double fraction = {min(value + 0.01 * (index % 5 + 1), 0.59):.4f};"
-    return (f"Take a larger share of the trees\n<<<<<<< SEARCH\n    {line}\n=======\n"
-            f"    {new}\n>>>>>>> REPLACE\n")
+def harvest_replies() -> Responder:
+    """Edits of the fraction line, in a cycle over the mutation calls (whatever else the run
+    asks in between): mostly a bigger share; a reordering of the line's numbers (the same
+    words: novelty refuses it as a near copy); a share far over the cap (some cases wrong); a
+    program that crashes on some cases (a runtime error, its stderr kept)."""
+    calls = itertools.count()
+
+    def reply(messages: list[dict[str, str]], index: int) -> str:
+        if "Update the notes" in messages[-1]["content"]:
+            return SCRIPTED_META_REPLY
+        line, literal = current_fraction(messages)
+        turn = next(calls) % 6
+        if turn == 2:
+            new = line.replace(literal, literal.split(".", 1)[1] + ".0")
+        elif turn == 4:
+            new = f"double fraction = 0.9{index};"
+        elif turn == 5:
+            new = (f"{line}\n    if (n % 7 == 0) {{ fprintf(stderr, \"{CRASH_NOTE}: %lld\\n\","
+                   " n); return 3; }")
+        else:
+            new = f"double fraction = {min(float(literal) + 0.01 * (turn + 1), 0.59):.4f};"
+        return (f"Take a larger share of the trees\n<<<<<<< SEARCH\n    {line}\n=======\n"
+                f"    {new}\n>>>>>>> REPLACE\n")
+
+    return reply
 
 
 def harvest_sets(llm: ScriptedLLM) -> list[str]:
@@ -151,7 +165,7 @@ def make_rich_runs(root: Path) -> Path:
     """``root``/runs holding the two runs above; returns that folder."""
     runs = root / "runs"
     harvest = write_harvest_task(root / "harvest-task")
-    with ScriptedLLM(harvest_reply) as llm:
+    with ScriptedLLM(harvest_replies()) as llm:
         _evolve(harvest, runs / "harvest-run", harvest_sets(llm))
     counter = write_counter_task(root / "counter-task")
     (counter / "evaluate.py").write_text(PRINTING_EVALUATOR)

@@ -1,7 +1,8 @@
 """Steering a live run from the browser. The run is a real ``cambrian run`` process talking to
 the scripted LLM; the UI server runs in this process, reading the run's store and its live
-event feed. Guidance added in the page reaches the next prompt, pause stops new proposals,
-a budget change is applied, stop ends the run."""
+event feed (two models, one priced, and the meta-scratchpad, so that its screenshot shows them).
+Guidance added in the page reaches the next prompt, pause stops new proposals, the charts
+append only the new points, a budget change is applied, stop ends the run."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from typing import Any
 
 import pytest
 from conftest import screenshot, scripted_sets
+from rich_runs import PRICED
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
-from cambrian.core.events import ControlChanged, SessionEnded, SessionStarted
+from cambrian.core.events import BanditSnapshot, ControlChanged, SessionEnded, SessionStarted
 from cambrian.core.objective import Objective
 from cambrian.search.live_feed import live_file
 from cambrian.store.store import Store
@@ -49,7 +51,9 @@ def live_run(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     task = write_counter_task(tmp_path / "task", limit=10**9)
     run_dir = tmp_path / "runs" / "live-run"
     with ScriptedLLM(incrementing, delay_s=0.3) as llm:
-        overrides = [arg for s in scripted_sets(llm, 500) for arg in ("--set", s)]
+        models = [llm.model_config(name="alpha"), llm.model_config(name="beta", **PRICED)]
+        sets = scripted_sets(llm, 500, "meta.enabled=true", "meta.interval=4", models=models)
+        overrides = [arg for s in sets for arg in ("--set", s)]
         log = (tmp_path / "run.log").open("wb")
         process = subprocess.Popen(
             [sys.executable, "-m", "cambrian", "run", str(task), "-o", str(run_dir), "-q",
@@ -73,6 +77,8 @@ def test_guide_pause_budget_and_stop_a_live_run(page: Any, serve: Any, live_run:
     run_dir, process = live_run
     assert oct(live_file(run_dir).stat().st_mode & 0o777) == "0o600"
     base = serve([run_dir.parent])
+    series_requests: list[str] = []
+    page.on("request", lambda r: series_requests.append(r.url) if "/series" in r.url else None)
 
     page.goto(base + "/runs/live-run")
     assert page.locator("#run-status").inner_text() == "running"
@@ -92,7 +98,6 @@ def test_guide_pause_budget_and_stop_a_live_run(page: Any, serve: Any, live_run:
     history = read(run_dir, lambda s: s.guidance.history())
     assert (history[-1].source, history[-1].action, history[-1].text) == ("ui", "append", MARKER)
     page.locator("#guidance-history").filter(has_text=MARKER).wait_for()
-    screenshot(page, "steer")
 
     # Pause: no new proposal while paused; the page shows it, fed by the run's events.
     page.locator("#pause").click()
@@ -104,6 +109,11 @@ def test_guide_pause_budget_and_stop_a_live_run(page: Any, serve: Any, live_run:
     time.sleep(2.5)
     assert read(run_dir, lambda s: s.contexts.count("mutation")) == paused_at
     assert process.poll() is None
+    # The charts fetched only the points after the last one they had, and have them all.
+    points = len(read(run_dir, lambda s: s.views.evaluation_points()))
+    page.wait_for_function(
+        f"document.getElementById('chart-evals').dataset.points === '{points}'")
+    assert any("after=" in url for url in series_requests)
     page.locator("#resume").click()
     wait_for(lambda: read(run_dir, lambda s: s.contexts.count("mutation")) > paused_at, 30,
              "proposals after resuming")
@@ -124,6 +134,13 @@ def test_guide_pause_budget_and_stop_a_live_run(page: Any, serve: Any, live_run:
     latest = read(run_dir, lambda s: s.guidance.latest(f"lineage:{best.id}"))
     assert (latest.text, latest.source) == ("keep this lineage going", "ui")
     page.goto(base + "/runs/live-run")
+    wait_for(lambda: read(run_dir, lambda s: len(s.meta_notes.list()) >= 2
+                          and len(s.events.of_type(BanditSnapshot)) >= 3), 60,
+             "notes of the meta-scratchpad and bandit snapshots")
+    page.locator("#scratchpad").wait_for()
+    assert "generations 500 → 400" in page.locator("#controls").inner_text()
+    page.wait_for_function("Number(document.getElementById('chart-bandit').dataset.points) >= 3")
+    screenshot(page, "steer")
 
     # Stop: the run ends cleanly, and the page says so once the feed closes.
     page.once("dialog", lambda dialog: dialog.accept())

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from conftest import LIMIT, screenshot
+from conftest import LIMIT
 from foreign import make_shinka_results
 
 from cambrian.core.objective import Objective
@@ -51,7 +51,6 @@ def test_runs_overview_tree_candidate(page: Any, serve: Any, stored_runs: Path):
     assert row.locator(".status").inner_text() == "finished"
     assert row.locator(".best").inner_text() == f"{best.score:.6g}"
     assert "scripted" in row.inner_text() and "shinka" in row.inner_text()
-    screenshot(page, "runs")
 
     row.locator("a.run-link").click()
     page.wait_for_url("**/runs/counter-run")
@@ -63,7 +62,6 @@ def test_runs_overview_tree_candidate(page: Any, serve: Any, stored_runs: Path):
     page.locator("#chart-evals canvas").first.wait_for()
     page.locator("#chart-time canvas").first.wait_for()
     assert page.locator("#steer").count() == 0  # finished: nothing to steer
-    screenshot(page, "overview")
 
     page.get_by_role("link", name="Tree").click()
     page.wait_for_url("**/tree")
@@ -79,7 +77,6 @@ def test_runs_overview_tree_candidate(page: Any, serve: Any, stored_runs: Path):
     assert page.locator("#tree g.node").count() == 1
     page.locator("#tree g.node[data-id='1'] .toggle").click()
     page.locator("#colour-by").select_option("score")
-    screenshot(page, "tree")
 
     page.locator(f"#tree g.node[data-id='{best.id}'] circle").click()
     page.wait_for_url(f"**/candidates/{best.id}")
@@ -92,7 +89,6 @@ def test_runs_overview_tree_candidate(page: Any, serve: Any, stored_runs: Path):
     prompt = page.locator("#prompt").inner_text()
     assert "## Current program" in prompt and "SEARCH" in prompt
     assert page.locator("#reply-format").inner_text() == "diff"
-    screenshot(page, "candidate")
 
     page.locator("#against").fill("1")
     page.locator("#against-form button").click()
@@ -133,7 +129,6 @@ def test_compare_with_an_imported_shinka_run(page: Any, serve: Any, stored_runs:
     assert "counter-run" in table and "shinka_results" in table
     page.locator("#x-axis").select_option("tokens")
     page.locator("#chart-compare canvas").first.wait_for()
-    screenshot(page, "compare")
 
     page.goto(base + "/runs/shinka_results")
     assert page.locator("#best-score").inner_text() == "0.4"

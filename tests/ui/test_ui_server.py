@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import httpx
 import pytest
 from conftest import in_thread, scripted_sets
 from fastapi.testclient import TestClient
+from foreign import add_shinka_program, make_openevolve_output, make_shinka_results, shinka_child
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.core.events import CandidateEvaluated, SessionStarted
@@ -182,3 +184,70 @@ def test_cambrian_ui_refuses_a_public_address_without_a_token(stored_runs: Path)
 
     result = CliRunner().invoke(app, ["ui", str(stored_runs), "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "needs --token" in result.output
+
+
+def test_the_series_after_a_candidate_holds_only_the_newer_points(rich_runs: Path,
+                                                                     tmp_path: Path):
+    client = TestClient(create_app(RunCatalog([rich_runs], tmp_path / "cache")),
+                        base_url="http://127.0.0.1:8765")
+    url = "/api/runs/harvest-run/series"
+    whole = client.get(url).json()
+    scores, bandit = whole["scores"], whole["bandit"]
+    assert len(scores["id"]) > 5 and scores["cost_usd"][-1] > 0 and len(bandit["pulls"]) >= 2
+    columns = ("id", "status", "score", "best", "seconds", "cost_usd", "tokens")
+    for cut in (1, len(scores["id"]) // 2, len(scores["id"]) - 1):
+        newer = client.get(url, params={"after": scores["id"][cut - 1]}).json()["scores"]
+        assert {c: newer[c] for c in columns} == {c: scores[c][cut:] for c in columns}
+    latest = client.get(url, params={"after": scores["id"][-1],
+                                     "bandit_after": bandit["last_event"]}).json()
+    assert latest["scores"]["id"] == [] and latest["bandit"]["pulls"] == []
+    assert latest["bandit"]["last_event"] == bandit["last_event"]
+    first_only = client.get(url, params={"bandit_after": 0}).json()["bandit"]
+    assert first_only == bandit
+    store = Store.open(rich_runs / "harvest-run", read_only=True)
+    refused = store.candidates.list("rejected")[0].id
+    store.close()
+    assert client.get(url, params={"after": refused}).status_code == 404  # never evaluated
+
+
+def test_the_summary_fragment_reads_the_run_row_only(stored_runs: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch):
+    import cambrian.ui.app as app_module
+
+    def overview_panels(*args: object) -> None:
+        raise AssertionError("the summary fragment built the overview panels")
+
+    monkeypatch.setattr(app_module, "overview_panels", overview_panels)
+    client = TestClient(create_app(RunCatalog([stored_runs], tmp_path / "cache")),
+                        base_url="http://127.0.0.1:8765")
+    summary = client.get("/runs/counter-run/panels", params={"part": "summary"})
+    assert summary.status_code == 200 and 'id="best-score"' in summary.text
+    store = Store.open(stored_runs / "counter-run", read_only=True)
+    row = run_row(store, "counter-run", stored_runs / "counter-run", "cambrian")
+    store.close()
+    assert f">{row.best_score:.6g}<" in summary.text and 'id="paused"' not in summary.text
+
+
+def test_a_changed_trace_replaces_its_cached_import(tmp_path: Path):
+    traces = tmp_path / "traces"
+    shinka = make_shinka_results(traces / "shinka_results")
+    make_openevolve_output(traces / "openevolve_output")
+    cache = tmp_path / "cache"
+    catalog = RunCatalog([traces], cache)
+    refs = {ref.key: ref for ref in catalog.refresh()}
+    first = catalog.store_dir(refs["shinka_results"])
+    other = catalog.store_dir(refs["openevolve_output"])
+    assert catalog.store_dir(refs["shinka_results"]) == first  # unchanged: imported once
+
+    add_shinka_program(shinka, shinka_child("better-uuid", 2, "child-uuid", 0.9))
+    later = time.time() + 5  # a new modification time even on a coarse clock
+    os.utime(shinka / "programs.sqlite", (later, later))
+    second = catalog.store_dir(refs["shinka_results"])
+    assert second != first and not first.exists()
+    assert sorted(p.name for p in cache.iterdir()) == sorted([second.name, other.name])
+    store = catalog.open(refs["shinka_results"])
+    try:
+        assert store.candidates.count() == 3
+    finally:
+        store.close()
+    assert sorted(p.name for p in shinka.iterdir()) == ["programs.sqlite"]

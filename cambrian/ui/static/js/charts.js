@@ -7,7 +7,16 @@ window.CambrianCharts = (function () {
     return Math.max(320, element.clientWidth || element.parentElement.clientWidth || 600);
   }
 
+  // A chart already drawn with the same axes and series only gets the new data (a redraw
+  // every second of a live run would otherwise leave a uPlot instance behind each time).
   function render(element, data, series, options) {
+    const axes = [(options && options.xLabel) || "", (options && options.yLabel) || ""];
+    const labels = axes.concat(series.map(function (s) { return s.label; })).join("\n");
+    if (element.cambrianPlot && element.cambrianLabels === labels) {
+      element.cambrianPlot.setData(data);
+      return element.cambrianPlot;
+    }
+    if (element.cambrianPlot) element.cambrianPlot.destroy();
     element.innerHTML = "";
     const opts = Object.assign({
       width: width(element),
@@ -17,7 +26,9 @@ window.CambrianCharts = (function () {
       axes: [{ label: (options && options.xLabel) || "" }, { label: (options && options.yLabel) || "" }],
       legend: { live: true },
     }, options && options.extra);
-    return new uPlot(opts, data, element);
+    element.cambrianPlot = new uPlot(opts, data, element);
+    element.cambrianLabels = labels;
+    return element.cambrianPlot;
   }
 
   function pointSeries(label, colour) {

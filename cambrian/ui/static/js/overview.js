@@ -75,15 +75,18 @@
       charts.pointSeries("incorrect / screened", "#c53030"),
       charts.lineSeries("best so far", "#2f855a"),
     ];
-    charts.render(document.getElementById("chart-evals"), [index].concat(scored), series,
-                  { xLabel: "evaluation", yLabel: "score" });
+    const evals = document.getElementById("chart-evals");
+    charts.render(evals, [index].concat(scored), series, { xLabel: "evaluation", yLabel: "score" });
+    evals.dataset.points = String(s.id.length);
     charts.render(document.getElementById("chart-time"), [s.seconds].concat(scored), series,
                   { xLabel: "seconds since start", yLabel: "score" });
     const arms = Object.keys(bandit.arms).sort();
     const box = document.getElementById("bandit-box");
     if (!bandit.pulls.length) { box.hidden = true; return; }
     box.hidden = false;
-    charts.render(document.getElementById("chart-bandit"),
+    const shares = document.getElementById("chart-bandit");
+    shares.dataset.points = String(bandit.pulls.length);
+    charts.render(shares,
                   [bandit.pulls].concat(arms.map(function (a) { return bandit.arms[a]; })),
                   arms.map(function (a, i) { return { label: a, stroke: charts.palette[i % 8], width: 2 }; }),
                   { xLabel: "pulls", yLabel: "probability" });
