@@ -80,3 +80,20 @@ def test_config_file_errors_are_clear(tmp_path: Path):
 def test_duplicate_model_labels_are_rejected():
     with pytest.raises(ConfigError, match="unique"):
         build_config([{"llm": {"models": [{"model": "a"}, {"model": "a"}]}}])
+
+
+def test_model_replicas_need_a_local_model_and_the_ray_backend():
+    from cambrian.search.build import check_names
+
+    assert build_config([]).llm.models[0].replicas == 1
+    with pytest.raises(ConfigError, match=r"llm\.models\.0\.replicas: .*provider 'openai' is not "
+                                          r"local"):
+        build_config([{"llm": {"models": [{"provider": "openai", "model": "m", "replicas": 2}]}}])
+    with pytest.raises(ConfigError, match=r"llm\.models\.0\.replicas: .*greater than or equal"):
+        build_config([{"llm": {"models": [{"replicas": 0}]}}])
+    replicated = {"llm": {"models": [{"model": "qwen2.5-coder-0.5b-instruct", "replicas": 2}]}}
+    with pytest.raises(ConfigError) as info:  # checked before a run folder is made
+        check_names(build_config([replicated]))
+    assert str(info.value) == ("llm.models[0].replicas: 2 replicas run on Ray workers; set "
+                               "execution.backend: ray (or replicas: 1)")
+    check_names(build_config([replicated, {"execution": {"backend": "ray"}}]))

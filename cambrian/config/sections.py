@@ -11,7 +11,14 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from cambrian.config.judge import JudgeConfig
 
@@ -62,10 +69,23 @@ class ModelConfig(StrictModel):
     price_output_per_mtok: float | None = Field(None, ge=0)
     patch_format: PatchFormat = "auto"
     n_threads: int | None = Field(None, gt=0)  # local only
+    # Local only, with execution.backend: ray: copies of the model, each in a Ray actor on its
+    # own worker (cambrian/evaluate/distributed/llm_replicas.py), so that up to this many calls
+    # run at once; set evolution.max_proposals_in_flight to at least this. 1: in this process.
+    replicas: int = Field(1, ge=1)
 
     @property
     def label(self) -> str:
         return self.name or self.model
+
+    @field_validator("replicas")
+    @classmethod
+    def _local_replicas(cls, value: int, info: ValidationInfo) -> int:
+        provider = info.data.get("provider", "local")
+        if value > 1 and provider != "local":
+            raise ValueError(f"replicas > 1 serves a local model from Ray workers; provider "
+                             f"'{provider}' is not local (its server scales on its own)")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> ModelConfig:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,6 +67,9 @@ from cambrian.store.store import Store
 from cambrian.task.folder import Task
 from cambrian.tracking.tracker import build_tracker
 
+if TYPE_CHECKING:
+    from cambrian.evaluate.distributed.llm_replicas import ModelReplicas
+
 
 def check_names(config: RunConfig, *, new_run: bool = False) -> None:
     """Every name the configuration gives that a registry resolves (providers, reply formats,
@@ -83,6 +86,7 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
                 registry.get(name)
             except UnknownName as exc:
                 raise ConfigError(f"llm.models[{index}].{setting}: {exc}") from None
+    check_replicas(config)
     make_selector(config)
     if new_run:
         check_database_keys(get_algorithm(config.search.algorithm), config.database,
@@ -90,6 +94,28 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
     for kind in ("context_builder", "generator", "evaluator"):
         get_component(kind, getattr(config.search, kind))
     check_extras(config)  # an optional dependency the config needs, e.g. llama.cpp
+
+
+def check_replicas(config: RunConfig) -> None:
+    """``llm.models[].replicas`` > 1 runs the model's copies on the Ray cluster of the run's
+    evaluations (the model section alone cannot see ``execution``)."""
+    for index, model in enumerate(config.llm.models):
+        if model.replicas > 1 and config.execution.backend != "ray":
+            raise ConfigError(f"llm.models[{index}].replicas: {model.replicas} replicas run on "
+                              "Ray workers; set execution.backend: ray (or replicas: 1)")
+
+
+def model_replicas(config: RunConfig, providers: dict[str, LLMProvider],
+                   executor: EvaluationExecutor) -> ModelReplicas | None:
+    """The hook serving each model with ``replicas`` > 1 from a pool of Ray actors (its
+    ``pools`` replace those models' providers), or None when no model has replicas."""
+    models = [m for m in config.llm.models if m.replicas > 1]
+    if not models:
+        return None
+    check_replicas(config)
+    from cambrian.evaluate.distributed.llm_replicas import ModelReplicas  # imports Ray
+
+    return ModelReplicas.build(models, providers, executor, config.execution)
 
 
 def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
@@ -109,11 +135,14 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     objective = Objective.of(task.direction)
     counters = LoopCounters()
     budget = BudgetManager(config.budget, store, config.evolution.generations)
+    executor = executor or build_executor(config, evaluator)  # execution.backend
+    replicas = model_replicas(config, providers, executor)  # on the executor's Ray cluster
+    if replicas is not None:
+        providers = {**providers, **replicas.pools}
     gateway = LLMGateway(
         config.llm.models, providers, recorder,
         budget=budget.stop_reason, max_reply_chars=config.llm.max_reply_chars)
     ctx = RunContext(run_dir, task, config, store, recorder, gateway, budget, objective, counters)
-    executor = executor or build_executor(config, evaluator)  # execution.backend
     rng = np.random.default_rng(config.evolution.seed)
     saved_rng = store.state.get("rng")
     if saved_rng is not None:
@@ -122,7 +151,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     ensemble.load_state(store.state.get("ensemble", {}))
     selector = make_selector(config)
     archive = Archive(selector, objective, config.evolution.seed)
-    hooks: list[LoopHook] = []
+    hooks: list[LoopHook] = [replicas] if replicas is not None else []
     progress = Progress(store, hooks)
     bus.subscribe(progress.follow)
 
