@@ -170,6 +170,8 @@ class EvolutionConfig(StrictModel):
     max_patch_attempts: int = Field(3, ge=1)  # Reflexion turns within one conversation
     max_patch_resamples: int = Field(2, ge=1)  # fresh parent + prompt after failed attempts
     max_parallel_evaluations: int = Field(2, ge=1)
+    # Proposals (LLM conversations) running at once; with a local model served by replicas
+    # (llm.models[].replicas) at least their number, or the extra replicas stay idle.
     max_proposals_in_flight: int = Field(1, ge=1)
     seed: int = 0
     # A failing initial program stops the run with its error (a broken evaluator or program
