@@ -1,7 +1,7 @@
 """How many of the peers' example folders (OpenEvolve, ShinkaEvolve) run unchanged in Cambrian.
 
   .venv/bin/python benchmarks/peer_folders.py --peers DIR [--generations 2] [--json OUT]
-                                              [--set-for FOLDER KEY=VALUE ...]
+                                              [--set-for FOLDER KEY=VALUE ...] [--only FOLDER ...]
 
 DIR holds checkouts (or copies) of the peers' repositories: every folder under
 ``DIR/*/examples/`` with an ``evaluator.py`` or ``evaluate.py`` is a task folder. Each is copied
@@ -11,12 +11,15 @@ replies add one harmless line to the program, so what is measured is whether Cam
 the folder, evaluates its initial program and evaluates its children, not what an LLM can do.
 
 A folder "runs unchanged" when the run starts, the initial program is evaluated as correct and
-every child is evaluated (correct or not) with no infrastructure error. Novelty, meta-
+every child is evaluated (correct or not) with no infrastructure error; the note says why a
+run stopped, else why the initial program or a child was judged incorrect. Novelty, meta-
 scratchpad and comprehension are off (they need no folder support and cost time). The peers'
 code is never part of Cambrian; the table names the folders and what happened.
 
 ``--set-for FOLDER KEY=VALUE`` adds a Cambrian setting for one folder (e.g. ``evaluation.python``
 for a folder whose evaluator needs packages Cambrian's environment lacks); the table shows it.
+FOLDER is the folder's name, its path under ``examples/`` or ``PEER/PATH`` (both peers have an
+``erdos_min_overlap``). ``--only FOLDER`` (repeatable) measures only those folders.
 """
 
 from __future__ import annotations
@@ -80,6 +83,13 @@ def task_folders(peers: Path) -> list[Path]:
     return sorted(found)
 
 
+def names_of(folder: Path, peers: Path) -> set[str]:
+    """What --set-for and --only may call a folder: name, path under examples/, PEER/PATH."""
+    relative = folder.relative_to(peers)
+    inner = "/".join(relative.parts[2:])
+    return {folder.name, inner, f"{relative.parts[0]}/{inner}"}
+
+
 def _config_kind(folder: Path) -> str:
     names = [p.name for p in folder.iterdir() if p.suffix in (".yaml", ".yml")]
     return ", ".join(sorted(names)) or "none"
@@ -125,6 +135,9 @@ def _summarise(name: str, peer: str, folder: Path, run_dir: Path, calls: int, se
         first_error = ""
         if initial is not None and initial.status != "correct":
             first_error = _one_line(initial.error or "")
+        elif failed := [row for row in evaluated if row.status != "correct"]:
+            # A child the evaluator judged incorrect still ran; say why (e.g. its time limit).
+            first_error = "a child: " + _one_line(failed[0].error or "")
     finally:
         store.close()
     initial_text = ("-" if initial is None else
@@ -164,14 +177,19 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the outcomes as JSON")
     parser.add_argument("--set-for", nargs=2, action="append", default=[],
                         metavar=("FOLDER", "KEY=VALUE"), help="a setting for one folder")
+    parser.add_argument("--only", action="append", default=[], metavar="FOLDER",
+                        help="measure only this folder (repeatable)")
     args = parser.parse_args()
-    folders = task_folders(args.peers)
+    folders = [folder for folder in task_folders(args.peers)
+               if not args.only or names_of(folder, args.peers) & set(args.only)]
     if not folders:
-        parser.error(f"no task folder under {args.peers}/*/examples/")
+        parser.error(f"no task folder under {args.peers}/*/examples/"
+                     + (f" named {', '.join(args.only)}" if args.only else ""))
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="cambrian-peers-") as scratch:
         for folder in folders:
-            extra = [setting for name, setting in args.set_for if name == folder.name]
+            extra = [setting for name, setting in args.set_for
+                     if name in names_of(folder, args.peers)]
             outcome = run_folder(folder, args.peers, args.generations, Path(scratch), extra)
             print(f"{outcome.peer}/{outcome.folder}: "
                   f"{'runs unchanged' if outcome.runs_unchanged else 'does not'} "

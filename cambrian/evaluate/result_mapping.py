@@ -309,10 +309,18 @@ def _module_score(
     non_finite: dict[str, str],
     where: str,
 ) -> float:
-    if "combined_score" in metrics:
-        return require_finite_score(
-            metrics["combined_score"], where, non_finite.get("metrics.combined_score")
-        )
+    reported = metrics.get("combined_score")
+    if "combined_score" in metrics and not isinstance(reported, list):
+        return require_finite_score(reported, where, non_finite.get("metrics.combined_score"))
+    if isinstance(reported, list):
+        # A tuple such as (mean_score, speedup) (OpenEvolve's moe_lb): OpenEvolve cannot read
+        # it as a number and ranks the program by the mean of its other numeric metrics.
+        why = (f"combined_score {json.dumps(reported, default=repr)[:80]} is not a number; "
+               "as OpenEvolve does, the mean of the other numeric metrics is the score")
+        if not top_level_numeric:
+            raise invalid(f"{where}: {why}, and there are none; its keys are {sorted(metrics)}")
+        draft.extra["reported_combined_score"] = reported
+        return _mean_score(top_level_numeric, "metrics.", draft, non_finite, where, why)
     candidates, prefix = top_level_numeric, "metrics."
     if not candidates and "public" in metrics:
         prefix = "metrics.public."
@@ -326,18 +334,23 @@ def _module_score(
             f"{where} returned no 'combined_score' and no numeric metric to average; "
             f"its keys are {sorted(metrics)}"
         )
+    return _mean_score(candidates, prefix, draft, non_finite, where,
+                       "evaluate() returned no 'combined_score'")
+
+
+def _mean_score(candidates: dict[str, Any], prefix: str, draft: ResultDraft,
+                non_finite: dict[str, str], where: str, why: str) -> float:
+    """The mean of ``candidates`` (OpenEvolve's fitness without a numeric combined_score)."""
     bad = {
         key: non_finite[f"{prefix}{key}"] for key in candidates if f"{prefix}{key}" in non_finite
     }
     if bad:
         raise OutputRejected(
             "incorrect",
-            f"{where} returned no 'combined_score', and the metrics it would be averaged from "
-            f"are not all finite: {bad}",
+            f"{where}: {why}, and the metrics it would be averaged from are not all finite: "
+            f"{bad}",
         )
-    draft.extra["combined_score_source"] = (
-        f"mean of {sorted(candidates)} (evaluate() returned no 'combined_score')"
-    )
+    draft.extra["combined_score_source"] = f"mean of {sorted(candidates)} ({why})"
     return sum(float(value) for value in candidates.values()) / len(candidates)
 
 

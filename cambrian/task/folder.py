@@ -22,6 +22,11 @@ from cambrian.task.contracts import detect_contract
 from cambrian.task.peer_configs import PeerConfig, find_config_file, read_peer_config
 
 INITIAL_STEMS = ("initial", "initial_program", "init_program", "main", "solution")
+# ShinkaEvolve's variants of one task's first program: initial_open_evolve.py, initial_test_time.py
+VARIANT_PREFIX = "initial_"
+# ...but not their data: files named initial_* with these suffixes are not programs.
+NOT_PROGRAMS = frozenset({".pyc", ".json", ".yaml", ".yml", ".toml", ".ipynb", ".csv", ".npz",
+                          ".npy", ".pkl", ".log", ".lock"})
 EVALUATOR_NAMES = ("evaluate.py", "evaluator.py")
 PROBLEM_NAMES = ("problem.md", "PROBLEM.md", "statement.md", "problem.txt", "README.md")
 
@@ -79,22 +84,40 @@ def peer_config(task_dir: Path) -> PeerConfig | None:
     return read_peer_config(path, Path(task_dir)) if path is not None else None
 
 
-def _find_initial(root: Path, configured: str | None, required: bool) -> Path | None:
-    """The initial program; None when there is none and none is ``required``."""
+def _program_files(root: Path, pattern: str,
+                   skip: frozenset[str] = frozenset({".pyc"})) -> list[Path]:
+    return sorted(p for p in root.glob(pattern) if p.is_file() and p.suffix not in skip)
+
+
+def _find_initial(root: Path, configured: str | None, required: bool,
+                  notes: list[str] | None = None) -> Path | None:
+    """The initial program; None when there is none and none is ``required``.
+
+    After the usual names, a program named ``initial_<variant>.<ext>`` is taken (ShinkaEvolve's
+    folders offer several variants, chosen there by a run config): the first by name, the
+    others named in ``notes`` with how to choose another."""
     if configured:
         path = root / configured
         if not path.is_file():
             raise TaskError(f"task.initial_program names '{configured}', which is not a file in {root}")
         return path
     for stem in INITIAL_STEMS:
-        matches = sorted(p for p in root.glob(f"{stem}.*") if p.is_file() and p.suffix != ".pyc")
+        matches = _program_files(root, f"{stem}.*")
         if matches:
             return matches[0]
+    variants = _program_files(root, f"{VARIANT_PREFIX}*.*", NOT_PROGRAMS)
+    if variants:
+        if len(variants) > 1 and notes is not None:
+            others = ", ".join(p.name for p in variants[1:])
+            notes.append(f"{len(variants)} initial programs in {root.name}: {variants[0].name} is "
+                         f"used ({others} not); set task.initial_program to use another")
+        return variants[0]
     if not required:
         return None
     raise TaskError(
         f"no initial program in {root}: expected a file named "
         + " / ".join(f"{s}.<ext>" for s in INITIAL_STEMS)
+        + f" / {VARIANT_PREFIX}<variant>.<ext>"
         + " (or set task.initial_program in config.yaml). Without one, add a problem statement "
         "(problem.md) and set task.language: the LLM then writes the first program"
     )
@@ -164,11 +187,12 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
     settings = config.task
     problem = _find_problem(root, settings.problem_statement)
     has_statement = problem is not None and bool(problem.strip())
-    initial = _find_initial(root, settings.initial_program, required=not has_statement)
+    notes: list[str] = []
+    initial = _find_initial(root, settings.initial_program, required=not has_statement,
+                            notes=notes)
     source = _read_initial(initial) if initial is not None else None
     language = _language(root, config, initial)
 
-    notes: list[str] = []
     if config.judge is not None:
         evaluator, contract = _judged_task(root, config), "judge"
     else:

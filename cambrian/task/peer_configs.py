@@ -1,6 +1,7 @@
 """A peer's own configuration file in a task folder: OpenEvolve's ``config.yaml`` or
-ShinkaEvolve's ``shinka*.yaml``, recognised by their distinctive keys and translated into a
-Cambrian config layer.
+ShinkaEvolve's ``shinka*.yaml`` (without those, the first by name of the folder's YAML files
+whose keys are a peer's, e.g. ``config_phase_1.yaml``), recognised by their distinctive keys and
+translated into a Cambrian config layer.
 
 Only settings whose meaning is the same in Cambrian are carried over: the system message
 (-> ``task.description``), the evaluator's time limit, the seed, the language, the number of
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cambrian.config import RunConfig, read_config_file
+from cambrian.config import ConfigError, RunConfig, read_config_file
 from cambrian.lang.languages import language_by_name
 
 # Top-level keys of OpenEvolve's Config (openevolve/config.py).
@@ -47,6 +48,10 @@ CAMBRIAN_ONLY = frozenset(RunConfig.model_fields) - {"llm", "prompt", "database"
 OPENEVOLVE_TEMPLATE_NAMES = frozenset({"system_message", "evaluator_system_message"})
 CONFIG_FILE_NAMES = ("config.yaml", "config.yml")
 SHINKA_FILE_NAMES = ("shinka.yaml", "shinka.yml", "shinka_small.yaml")
+# Without one of those, any other YAML file of the folder whose keys are a peer's is its run
+# file (OpenEvolve's circle packing has config_phase_1/2.yaml, ShinkaEvolve's shinka_long.yaml,
+# shinka_medium.yaml...): the first by name is read, the others are named in the note.
+YAML_SUFFIXES = (".yaml", ".yml")
 MAX_KEYS_NAMED = 4  # of one section, in the note; more are "section.* but those used"
 MODELS_NOT_CARRIED = "models are not carried over: Cambrian uses its own llm.models"
 
@@ -58,13 +63,15 @@ class PeerConfig:
     layer: dict[str, Any]  # a Cambrian config layer
     used: tuple[str, ...]  # "max_iterations -> evolution.generations"
     ignored: tuple[str, ...]  # dotted keys (or "section.*") left out
+    others: tuple[str, ...] = ()  # the folder's other peer run files, not read
 
     @property
     def note(self) -> str:
         """One line: what was translated and what was ignored."""
         used = ", ".join(self.used) if self.used else "nothing"
         ignored = "; ignored: " + ", ".join(self.ignored) if self.ignored else ""
-        return f"{self.path.name} is {self.peer}'s config: used {used}{ignored}"
+        others = f" ({', '.join(self.others)}: not read)" if self.others else ""
+        return f"{self.path.name} is {self.peer}'s config{others}: used {used}{ignored}"
 
 
 def peer_kind(data: Mapping[str, Any]) -> str | None:
@@ -92,12 +99,29 @@ def _openevolve_sections(data: Mapping[str, Any]) -> bool:
 
 
 def find_config_file(task_dir: Path) -> Path | None:
-    """config.yaml (Cambrian's or a peer's), else ShinkaEvolve's shinka.yaml."""
+    """config.yaml (Cambrian's or a peer's), else ShinkaEvolve's shinka.yaml, else the first
+    by name of the folder's other YAML files that is a peer's run file."""
     for name in CONFIG_FILE_NAMES + SHINKA_FILE_NAMES:
         path = task_dir / name
         if path.is_file():
             return path
-    return None
+    found = peer_run_files(task_dir)
+    return found[0] if found else None
+
+
+def peer_run_files(task_dir: Path) -> list[Path]:
+    """The folder's YAML files whose keys are OpenEvolve's or ShinkaEvolve's, by name."""
+    found = []
+    for path in sorted(task_dir.iterdir()) if task_dir.is_dir() else []:
+        if path.suffix not in YAML_SUFFIXES or not path.is_file():
+            continue
+        try:
+            data = read_config_file(path)
+        except ConfigError:
+            continue  # not a mapping, not YAML: not a run file of a peer
+        if peer_kind(data) is not None:
+            found.append(path)
+    return found
 
 
 def read_peer_config(path: Path, task_dir: Path) -> PeerConfig | None:
@@ -107,7 +131,8 @@ def read_peer_config(path: Path, task_dir: Path) -> PeerConfig | None:
         return None
     translate = _translate_openevolve if kind == "OpenEvolve" else _translate_shinka
     layer, used, ignored = translate(data, task_dir)
-    return PeerConfig(kind, path, layer, tuple(used), tuple(ignored))
+    others = tuple(other.name for other in peer_run_files(task_dir) if other.name != path.name)
+    return PeerConfig(kind, path, layer, tuple(used), tuple(ignored), others)
 
 
 # --------------------------------------------------------------------------- translation
@@ -230,4 +255,4 @@ def _translate_shinka(data: Mapping[str, Any],
     return layer.layer, layer.used, layer.ignored(models)
 
 
-__all__ = ["PeerConfig", "find_config_file", "peer_kind", "read_peer_config"]
+__all__ = ["PeerConfig", "find_config_file", "peer_kind", "peer_run_files", "read_peer_config"]

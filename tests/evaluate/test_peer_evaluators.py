@@ -96,6 +96,62 @@ async def test_a_failing_stage1_is_the_programs_error(tmp_path: Path):
     assert result.extra["stages"][0]["status"] == "incorrect"
 
 
+# OpenEvolve's moe_lb shape: a dataclass turned into a dict whose combined_score is a tuple
+# (mean_score, speedup), with validity, a summary, nested metrics and artifacts.
+TUPLE_SCORE_EVALUATOR = """
+import importlib.util
+
+def evaluate(program_path):
+    spec = importlib.util.spec_from_file_location("program", program_path)
+    program = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(program)
+    ok = program.LOAD <= 10
+    return {
+        "validity": 1 if ok else 0,
+        "combined_score": (0.9, 12.5) if ok else (0.0, 0.0),
+        "summary": "balanced" if ok else "overloaded",
+        "metrics": {"score": {"mean": 0.9, "std": 0.01}, "completed_runs": 5},
+        "artifacts": {"test_case_name": "Dynamic_Avg_5_Runs"},
+    }
+"""
+
+
+async def test_a_tuple_combined_score_ranks_by_the_other_numeric_metrics_as_openevolve(
+        write_file: Callable[[str, str], Path], work_dir: Path):
+    path = write_file("evaluator.py", TUPLE_SCORE_EVALUATOR)
+    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=path))
+    result = await evaluator.evaluate("LOAD = 3\n", work_dir)
+    # OpenEvolve's get_fitness_score cannot read (0.9, 12.5) as a number and averages the
+    # other numeric metrics: here validity alone.
+    assert result.status == "ok", result.error
+    assert result.combined_score == pytest.approx(1.0)
+    assert result.extra["reported_combined_score"] == [0.9, 12.5]
+    assert "combined_score [0.9, 12.5] is not a number" in result.extra["combined_score_source"]
+    assert "mean of ['validity']" in result.extra["combined_score_source"]
+    assert "[artifact test_case_name]\nDynamic_Avg_5_Runs" in result.text_feedback
+
+
+async def test_a_tuple_combined_score_with_validity_zero_is_a_failure(
+        write_file: Callable[[str, str], Path], work_dir: Path):
+    path = write_file("evaluator.py", TUPLE_SCORE_EVALUATOR)
+    evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=path))
+    result = await evaluator.evaluate("LOAD = 30\n", work_dir)
+    assert result.status == "incorrect" and result.combined_score is None
+    assert result.error.startswith("evaluator reported validity=0")
+
+
+async def test_a_tuple_combined_score_and_nothing_else_numeric_is_rejected(
+        write_file: Callable[[str, str], Path], work_dir: Path):
+    path = write_file("evaluator.py", """
+def evaluate(program_path):
+    return {"combined_score": [0.5, 2.0], "summary": "no other number"}
+""")
+    result = await ProgramEvaluator(EvaluatorSettings(evaluator_path=path)).evaluate(
+        "x = 1\n", work_dir)
+    assert result.status == "invalid_output"
+    assert "is not a number" in result.error and "there are none" in result.error
+
+
 # ------------------------------------------------------------------------------ ShinkaEvolve
 
 

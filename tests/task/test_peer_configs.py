@@ -87,3 +87,82 @@ def test_a_program_named_init_program_is_found(tmp_path: Path):
     (root / "initial.py").rename(root / "init_program.py")
     task = load_task(root, build_config([]))
     assert task.initial_path.name == "init_program.py"
+
+
+# A folder in the shape of OpenEvolve's circle packing: no config.yaml, but two phases of its
+# run file; and of ShinkaEvolve's math problems: several initial_<variant>.py and a README.
+PHASE = """max_iterations: {iterations}
+llm:
+  primary_model: "gemini-2.0-flash-001"
+prompt:
+  system_message: "Phase {phase}: raise VALUE."
+evaluator:
+  timeout: {timeout}
+  cascade_evaluation: true
+  cascade_thresholds: [0.5, 0.75]
+"""
+
+
+def phased_folder(tmp_path: Path) -> Path:
+    root = write_counter_task(tmp_path / "phased")
+    (root / "config_phase_2.yaml").write_text(PHASE.format(iterations=50, phase=2, timeout=90))
+    (root / "config_phase_1.yaml").write_text(PHASE.format(iterations=100, phase=1, timeout=60))
+    (root / "meta.yaml").write_text("owner: someone\nbenchmark: counters\n")  # not a run file
+    return root
+
+
+def test_a_peer_run_file_named_otherwise_is_read_and_the_others_named(tmp_path: Path):
+    root = phased_folder(tmp_path)
+    config = resolve_config(root)
+    assert config.task.description == "Phase 1: raise VALUE."
+    assert config.evaluation.timeout_s == 60.0 and config.evolution.generations == 100
+    assert config.evaluation.cascade == "on"
+    note = peer_config(root).note
+    assert note.startswith("config_phase_1.yaml is OpenEvolve's config "
+                           "(config_phase_2.yaml: not read): used ")
+    assert "meta.yaml" not in note
+    assert load_task(root, config).notes[0] == note
+
+
+def test_a_shinka_run_file_of_another_size_is_read(tmp_path: Path):
+    root = copy("shinka_style", tmp_path)
+    (root / "shinka.yaml").rename(root / "shinka_medium.yaml")
+    config = resolve_config(root)
+    assert config.evolution.generations == 2 and config.budget.max_cost_usd == 5.0
+    assert peer_config(root).note.startswith("shinka_medium.yaml is ShinkaEvolve's config: ")
+
+
+def test_a_cambrian_config_named_otherwise_is_not_read(tmp_path: Path):
+    root = write_counter_task(tmp_path / "t")
+    (root / "config_fast.yaml").write_text("evolution:\n  generations: 4\n")
+    assert peer_config(root) is None
+    assert resolve_config(root).evolution.generations != 4
+
+
+def test_initial_program_variants_take_the_first_by_name_and_say_so(tmp_path: Path):
+    root = write_counter_task(tmp_path / "variants")
+    source = (root / "initial.py").read_text()
+    (root / "initial.py").unlink()
+    (root / "initial_test_time.py").write_text(source)
+    (root / "initial_open_evolve.py").write_text(source.replace("VALUE = 1", "VALUE = 2"))
+    (root / "initial_scores.json").write_text("[1, 2]\n")  # data, not a program
+    (root / "README.md").write_text("# Counter\nMake VALUE large.\n")
+    task = load_task(root, build_config([]))
+    assert task.initial_path.name == "initial_open_evolve.py"
+    assert task.initial_source is not None and "VALUE = 2" in task.initial_source
+    assert task.notes == ("2 initial programs in variants: initial_open_evolve.py is used "
+                          "(initial_test_time.py not); set task.initial_program to use another",)
+
+
+def test_a_single_initial_variant_is_used_without_a_note(tmp_path: Path):
+    root = write_counter_task(tmp_path / "one")
+    (root / "initial.py").rename(root / "initial_alpha_evolve.py")
+    task = load_task(root, build_config([]))
+    assert task.initial_path.name == "initial_alpha_evolve.py" and task.notes == ()
+
+
+def test_the_usual_names_still_come_before_variants(tmp_path: Path):
+    root = write_counter_task(tmp_path / "both")
+    (root / "initial_other.py").write_text((root / "initial.py").read_text())
+    task = load_task(root, build_config([]))
+    assert task.initial_path.name == "initial.py" and task.notes == ()
