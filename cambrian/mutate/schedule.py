@@ -94,9 +94,14 @@ class MutationSchedule:
         rate = (sum(recent) + PRIOR_SUCCESS_RATE * PRIOR_USES) / (len(recent) + PRIOR_USES)
         return self.config.floor + rate
 
-    def weights(self, progress: float, has_inspirations: bool = True) -> dict[str, float]:
-        """Normalised probability of each schedulable intent (empty when none is possible)."""
-        usable = [i for i in self.intents if has_inspirations or i.kind != "cross"]
+    def weights(self, progress: float, has_inspirations: bool = True,
+                has_settings: bool = True) -> dict[str, float]:
+        """Normalised probability of each schedulable intent (empty when none is possible).
+        ``has_settings``: the parent holds numeric settings; without any, "tune the parameters
+        only" has nothing to work on (a small model then sends the program back unchanged, or
+        invents a parameter), so tuning is not scheduled for it."""
+        usable = [i for i in self.intents if (has_inspirations or i.kind != "cross")
+                  and (has_settings or i.name != "tuning")]
         explore = [i for i in usable if i.phase == "explore"]
         exploit = [i for i in usable if i.phase == "exploit"]
         share = self.explore_share(progress) if explore and exploit else float(bool(explore))
@@ -110,10 +115,11 @@ class MutationSchedule:
         return {name: w / norm for name, w in raw.items()} if norm > 0 else {}
 
     def choose(
-        self, rng: np.random.Generator, evaluated: int, has_inspirations: bool
+        self, rng: np.random.Generator, evaluated: int, has_inspirations: bool,
+        has_settings: bool = True,
     ) -> MutationIntent | None:
         """The intent of the next proposal; None when no scheduled intent can be used."""
-        weights = self.weights(self.progress(evaluated), has_inspirations)
+        weights = self.weights(self.progress(evaluated), has_inspirations, has_settings)
         if not weights:
             return None
         names = list(weights)

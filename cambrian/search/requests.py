@@ -25,6 +25,7 @@ from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import StrategyMenu
+from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.search.algorithm import Selector
 from cambrian.search.history import lineage_history_note, tried_ideas_note
 from cambrian.search.recycling import deletion_history_note
@@ -113,7 +114,8 @@ class RequestBuilder:
             return ProposalRequest(generation, island, "fix", self.view(parent.id))
         inspiration_ids = list(sample.inspiration_ids)
         kind, intent = ((sample.kind, None) if sample.kind
-                        else self.choose_kind(bool(inspiration_ids)))
+                        else self.choose_kind(bool(inspiration_ids),
+                                              self._has_settings(sample.parent_id)))
         if kind == "cross" and len(inspiration_ids) > 1:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
@@ -132,10 +134,18 @@ class RequestBuilder:
             tuple(self.view(i) for i in inspiration_ids), notes, tags=tags,
         )
 
-    def choose_kind(self, has_inspirations: bool) -> tuple[str, str | None]:
+    def _has_settings(self, parent_id: int) -> bool:
+        """Whether the parent holds numeric settings a tuning proposal could change."""
+        if self.language is None:
+            return True
+        return bool(tuning_target_lines(self.view(parent_id).source, self.language, limit=1))
+
+    def choose_kind(self, has_inspirations: bool,
+                    has_settings: bool = True) -> tuple[str, str | None]:
         """(patch kind, mutation intent); the intent is None when the schedule is off."""
         if self.mutation_schedule is not None:
-            intent = self.mutation_schedule.choose(self.rng, self.evaluated(), has_inspirations)
+            intent = self.mutation_schedule.choose(self.rng, self.evaluated(), has_inspirations,
+                                                   has_settings)
             if intent is not None:
                 return intent.kind, intent.name
         evo = self.config.evolution

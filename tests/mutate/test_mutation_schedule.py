@@ -93,6 +93,18 @@ def test_patch_kinds_and_inspirations_limit_the_intents():
     assert set(schedule(types=["tuning", "strategy"]).weights(0.0)) == {"tuning", "strategy"}
 
 
+def test_a_parent_without_settings_gets_no_tuning_proposal():
+    """"Tune the parameters only" on a program holding no numeric setting has nothing to work
+    on: the intent is left out and the other exploit intents share its weight."""
+    plain = schedule().weights(0.9, has_settings=False)
+    assert "tuning" not in plain and sum(plain.values()) == pytest.approx(1.0)
+    assert plain["local_fix"] == pytest.approx(plain["refinement"])
+    assert "tuning" in schedule().weights(0.9, has_settings=True)
+    rng = np.random.default_rng(0)
+    picks = {schedule().choose(rng, 90, True, has_settings=False).name for _ in range(200)}
+    assert "tuning" not in picks and {"local_fix", "refinement"} <= picks
+
+
 def test_choices_follow_the_weights():
     sched = schedule(generations=10)
     rng = np.random.default_rng(7)
