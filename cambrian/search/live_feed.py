@@ -143,10 +143,12 @@ class LivePublisher:
         return self
 
     def publish(self, event: Event) -> None:
-        """The bus subscriber: never blocks, never raises."""
-        line = encode(event)
+        """The bus subscriber: never blocks, never raises (and costs nothing unwatched)."""
         with self._lock:
             clients = list(self._clients)
+        if not clients:
+            return
+        line = encode(event)
         for client in clients:
             client.offer(line)
 
@@ -159,8 +161,20 @@ class LivePublisher:
             clients = list(self._clients)
         for client in clients:
             client.offer(None)
-        self._server.shutdown()
+        self._stop_serving()
         self._server.server_close()
+
+    def _stop_serving(self) -> None:
+        """Stop the server thread now, not at its next poll: ``shutdown()`` waits for the
+        serving loop to look at its flag, so a connection wakes the loop up."""
+        if not self._thread.is_alive():
+            return
+        stopper = threading.Thread(target=self._server.shutdown, name="live-publisher-stop")
+        stopper.start()
+        while stopper.is_alive():
+            with contextlib.suppress(OSError):
+                socket.create_connection(self._server.server_address[:2], timeout=0.1).close()
+            stopper.join(0.01)
 
     def __enter__(self) -> Self:
         return self.start()

@@ -59,6 +59,7 @@ class RequestBuilder:
         self.mutation_schedule = mutation_schedule
         self.strategies = strategies
         self.language = language
+        self._settings: dict[int, bool] = {}  # parent id -> it holds numeric settings
         self._views: dict[int, ProgramView] = {}
 
     # ------------------------------------------------------------------ program views
@@ -135,10 +136,14 @@ class RequestBuilder:
         )
 
     def _has_settings(self, parent_id: int) -> bool:
-        """Whether the parent holds numeric settings a tuning proposal could change."""
+        """Whether the parent holds numeric settings a tuning proposal could change (found
+        once per parent: a program does not change)."""
         if self.language is None:
             return True
-        return bool(tuning_target_lines(self.view(parent_id).source, self.language, limit=1))
+        if parent_id not in self._settings:
+            self._settings[parent_id] = bool(tuning_target_lines(
+                self.view(parent_id).source, self.language, limit=1))
+        return self._settings[parent_id]
 
     def choose_kind(self, has_inspirations: bool,
                     has_settings: bool = True) -> tuple[str, str | None]:

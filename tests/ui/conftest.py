@@ -37,7 +37,7 @@ def refusing_once(messages: list[dict[str, str]], index: int) -> str:
     return incrementing(messages, index)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # not session: while it lives, this thread cannot asyncio.run
 def playwright_browser() -> Iterator[Any]:
     if CHROMIUM is None:
         pytest.skip("headless Chromium is not installed (apt-get install -y chromium; "
