@@ -28,8 +28,10 @@ class Refusal:
 
 
 async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: str,
-                           response: LLMResponse) -> tuple[str, str, dict[str, Any]] | Refusal:
-    """(source, description, notes) of the child, or why the reply cannot be used."""
+                           response: LLMResponse, *, new_method_asked: bool = False,
+                           ) -> tuple[str, str, dict[str, Any]] | Refusal:
+    """(source, description, notes) of the child, or why the reply cannot be used
+    (``new_method_asked``: the proposal named a method to implement, which must be called)."""
     language = task.language
     try:
         patch = apply_reply(fmt, parent_source, response.text, language)
@@ -50,7 +52,8 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if source.strip() == parent_source.strip():
         return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
     if language.name == "python":
-        unchanged = behaviour_unchanged(parent_source, source)
+        unchanged = behaviour_unchanged(parent_source, source,
+                                         new_method_asked=new_method_asked)
         if unchanged:
             return Refusal(unchanged, RefusalKind.NO_CHANGE)
     earlier = store.candidates.find_by_source(source)

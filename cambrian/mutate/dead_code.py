@@ -30,12 +30,32 @@ def _referenced_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def behaviour_unchanged(parent: str, child: str) -> str:
-    """Why ``child`` must behave exactly like ``parent`` (an error for the model), or "".
+def _unreachable_additions(parent_names: set[str], child_tree: ast.Module) -> list[str]:
+    """The top-level functions and classes the child adds that nothing else in it reaches,
+    directly or through other added definitions."""
+    added = {n.name: n for n in child_tree.body
+             if isinstance(n, DEFINITIONS) and n.name not in parent_names}
+    rest = ast.Module(body=[n for n in child_tree.body
+                            if not (isinstance(n, DEFINITIONS) and n.name in added)],
+                      type_ignores=[])
+    frontier, reached = _referenced_names(rest), set()
+    while frontier:
+        name = frontier.pop()
+        if name in added and name not in reached:
+            reached.add(name)
+            frontier |= _referenced_names(added[name])
+    return [name for name in added if name not in reached]
 
-    Two cases: the syntax trees are equal (only comments or layout changed), or they are equal
-    once the top-level functions and classes the child adds and nothing else in it refers to
-    are removed. Anything else, a changed docstring included, counts as a change."""
+
+def behaviour_unchanged(parent: str, child: str, *, new_method_asked: bool = False) -> str:
+    """Why ``child`` must behave exactly like ``parent``, or cannot use the method it was asked
+    to add (an error for the model), or "".
+
+    Refused: the syntax trees are equal (only comments or layout changed); they are equal once
+    the top-level functions and classes the child adds and nothing else in it refers to are
+    removed; or, when the proposal asked for a new method (``new_method_asked``), the child adds
+    definitions nothing reaches whatever else it changes: the method would never run. Anything
+    else, a changed docstring included, counts as a change."""
     try:
         parent_tree, child_tree = parse_python(parent), parse_python(child)
     except SyntaxError:
@@ -49,11 +69,18 @@ def behaviour_unchanged(parent: str, child: str) -> str:
              if isinstance(n, DEFINITIONS) and n.name not in parent_names]
     if not added:
         return ""
-    rest = ast.Module(body=[n for n in child_tree.body if n not in added], type_ignores=[])
-    unused = [n.name for n in added if n.name not in _referenced_names(rest)]
-    if len(unused) != len(added) or ast.dump(rest) != parent_dump:
-        return ""
+    unused = _unreachable_additions(parent_names, child_tree)
     listed = ", ".join(f"`{name}`" for name in unused)
-    return (f"the reply only adds {listed}, which nothing in the program calls, so the program "
-            "would behave exactly as before; change the functions the program already runs, or "
-            "call the new code from them")
+    rest = ast.Module(body=[n for n in child_tree.body if n not in added], type_ignores=[])
+    if len(unused) == len(added) and ast.dump(rest) == parent_dump:
+        return (f"the reply only adds {listed}, which nothing in the program calls, so the "
+                "program would behave exactly as before; change the functions the program "
+                "already runs, or call the new code from them")
+    if new_method_asked and unused:
+        callers = [n.name for n in parent_tree.body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))][:2]
+        where = " or ".join(f"`{name}`" for name in callers) or "the code that runs"
+        return (f"the reply defines {listed}, but nothing in the program calls "
+                f"{'it' if len(unused) == 1 else 'them'}, so the method would never run; make "
+                f"{where} use the new code")
+    return ""

@@ -159,8 +159,9 @@ class Proposer:
                 break  # the provider already retried transient failures
             response = replace(call.response,
                                text=stopped_reply_text(call.response, params.stop))
-            made = await child_from_reply(self.task, self.recorder.store, request.parent.source,
-                                          fmt, response)
+            made = await child_from_reply(
+                self.task, self.recorder.store, request.parent.source, fmt, response,
+                new_method_asked=bool(request.tags.get(STRATEGY_NOTE)))
             if not isinstance(made, Refusal):
                 source, description, notes = made
                 return await self._filter_and_record(request, arm, call.context_id,
