@@ -34,6 +34,20 @@ def jitter(p, rate):
 # EVOLVE-BLOCK-END''')
 
 
+def first_reply_replaces_value(added: str):
+    """A scripted model whose first reply replaces the counter's `VALUE = 1` line by ``added``
+    (as an edit or a whole block, whichever the prompt asks for); then it counts up."""
+
+    def reply(messages, index):
+        if index > 0:
+            return incrementing(messages, index)
+        if "SEARCH" in messages[-1]["content"].split("## Your task")[-1]:
+            return f"Change it.\n<<<<<<< SEARCH\nVALUE = 1\n=======\n{added}>>>>>>> REPLACE\n"
+        return f"Change it.\n```python\n# EVOLVE-BLOCK-START\n{added}# EVOLVE-BLOCK-END\n```\n"
+
+    return reply
+
+
 def test_new_functions_nothing_calls_are_named():
     error = behaviour_unchanged(PARENT, UNUSED_HELPERS)
     assert "only adds `mutate`, `jitter`" in error and "behave exactly as before" in error
@@ -63,15 +77,7 @@ def test_real_changes_pass():
 
 def test_the_loop_refuses_a_dead_addition_and_restarts(tmp_path: Path):
     task = write_counter_task(tmp_path / "task")
-    added = "VALUE = 1\n\n\ndef unused():\n    return 2\n"
-
-    def dead_first(messages, index):
-        if index > 0:
-            return incrementing(messages, index)
-        if "SEARCH" in messages[-1]["content"].split("## Your task")[-1]:
-            return f"Add a helper.\n<<<<<<< SEARCH\nVALUE = 1\n=======\n{added}>>>>>>> REPLACE\n"
-        return f"Add a helper.\n```python\n# EVOLVE-BLOCK-START\n{added}# EVOLVE-BLOCK-END\n```\n"
-
+    dead_first = first_reply_replaces_value("VALUE = 1\n\n\ndef unused():\n    return 2\n")
     with ScriptedLLM(dead_first) as llm:
         store = _run(task, tmp_path / "run", llm, "evolution.generations=1",
                      "prompt.retry_style=continue")
@@ -132,15 +138,8 @@ def test_a_new_method_nothing_runs_is_refused_when_one_was_asked_for():
 
 def test_a_strategy_proposal_whose_method_is_never_called_is_refused(tmp_path: Path):
     task = write_counter_task(tmp_path / "task")
-    added = "VALUE = 2\n\n\ndef count_up(value):\n    return value + 1\n"
-
-    def uncalled_first(messages, index):
-        if index > 0:
-            return incrementing(messages, index)
-        if "SEARCH" in messages[-1]["content"].split("## Your task")[-1]:
-            return f"Count up.\n<<<<<<< SEARCH\nVALUE = 1\n=======\n{added}>>>>>>> REPLACE\n"
-        return f"Count up.\n```python\n# EVOLVE-BLOCK-START\n{added}# EVOLVE-BLOCK-END\n```\n"
-
+    uncalled_first = first_reply_replaces_value(
+        "VALUE = 2\n\n\ndef count_up(value):\n    return value + 1\n")
     with ScriptedLLM(uncalled_first) as llm:
         store = _run(task, tmp_path / "run", llm, "evolution.generations=1",
                      "mutation.types=[strategy]", "mutation.general_strategies=false",
