@@ -310,8 +310,6 @@ def _module_score(
     where: str,
 ) -> float:
     reported = metrics.get("combined_score")
-    if "combined_score" in metrics and not isinstance(reported, list):
-        return require_finite_score(reported, where, non_finite.get("metrics.combined_score"))
     if isinstance(reported, list):
         # A tuple such as (mean_score, speedup) (OpenEvolve's moe_lb): OpenEvolve cannot read
         # it as a number and ranks the program by the mean of its other numeric metrics.
@@ -321,6 +319,8 @@ def _module_score(
             raise invalid(f"{where}: {why}, and there are none; its keys are {sorted(metrics)}")
         draft.extra["reported_combined_score"] = reported
         return _mean_score(top_level_numeric, "metrics.", draft, non_finite, where, why)
+    if "combined_score" in metrics:
+        return require_finite_score(reported, where, non_finite.get("metrics.combined_score"))
     candidates, prefix = top_level_numeric, "metrics."
     if not candidates and "public" in metrics:
         prefix = "metrics.public."

@@ -14,6 +14,7 @@ import ast
 from cambrian.core.python_ast import parse_python
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def _referenced_names(tree: ast.AST) -> set[str]:
@@ -30,21 +31,17 @@ def _referenced_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def _unreachable_additions(parent_names: set[str], child_tree: ast.Module) -> list[str]:
-    """The top-level functions and classes the child adds that nothing else in it reaches,
-    directly or through other added definitions."""
-    added = {n.name: n for n in child_tree.body
-             if isinstance(n, DEFINITIONS) and n.name not in parent_names}
-    rest = ast.Module(body=[n for n in child_tree.body
-                            if not (isinstance(n, DEFINITIONS) and n.name in added)],
-                      type_ignores=[])
+def _unreachable_additions(added: list[Definition], rest: ast.Module) -> list[str]:
+    """Names of the ``added`` definitions that nothing in ``rest`` (the child without them)
+    reaches, directly or through other added definitions."""
+    by_name = {node.name: node for node in added}
     frontier, reached = _referenced_names(rest), set()
     while frontier:
         name = frontier.pop()
-        if name in added and name not in reached:
+        if name in by_name and name not in reached:
             reached.add(name)
-            frontier |= _referenced_names(added[name])
-    return [name for name in added if name not in reached]
+            frontier |= _referenced_names(by_name[name])
+    return [name for name in by_name if name not in reached]
 
 
 def behaviour_unchanged(parent: str, child: str, *, new_method_asked: bool = False) -> str:
@@ -69,9 +66,9 @@ def behaviour_unchanged(parent: str, child: str, *, new_method_asked: bool = Fal
              if isinstance(n, DEFINITIONS) and n.name not in parent_names]
     if not added:
         return ""
-    unused = _unreachable_additions(parent_names, child_tree)
-    listed = ", ".join(f"`{name}`" for name in unused)
     rest = ast.Module(body=[n for n in child_tree.body if n not in added], type_ignores=[])
+    unused = _unreachable_additions(added, rest)
+    listed = ", ".join(f"`{name}`" for name in unused)
     if len(unused) == len(added) and ast.dump(rest) == parent_dump:
         return (f"the reply only adds {listed}, which nothing in the program calls, so the "
                 "program would behave exactly as before; change the functions the program "
