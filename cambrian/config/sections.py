@@ -204,16 +204,17 @@ class EvolutionConfig(StrictModel):
         return self
 
 
-MutationIntentName = Literal["tuning", "local_fix", "refinement", "strategy", "refactor", "crossover"]
+MutationIntentName = Literal["tuning", "local_fix", "refinement", "improve_step", "strategy",
+                             "refactor", "crossover"]
 ALL_MUTATION_INTENTS: list[MutationIntentName] = [
-    "tuning", "local_fix", "refinement", "strategy", "refactor", "crossover"]
+    "tuning", "local_fix", "refinement", "improve_step", "strategy", "refactor", "crossover"]
 
 
 class MutationConfig(StrictModel):
     """Mutation intents and their schedule (seed 002 §10.1, §10.6, §10.10; see
     ``cambrian/mutate/schedule.py``). ``linear``: each proposal gets an intent (tuning, local_fix,
-    refinement -> diff; strategy, refactor -> full; crossover -> cross), weighted from exploration
-    towards exploitation over the run and by each intent's recent success. ``off``: the patch
+    refinement, improve_step -> diff; strategy, refactor -> full; crossover -> cross), weighted
+    from exploration towards exploitation over the run and by each intent's recent success. ``off``: the patch
     kind is drawn from ``evolution.patch_type_probs`` as it always was."""
 
     schedule: Literal["off", "linear"] = "linear"
@@ -227,6 +228,10 @@ class MutationConfig(StrictModel):
     # approaches and, with general_strategies, general methods (local search, multi-start...).
     strategies: list[str] = Field(default_factory=list)
     general_strategies: bool = True
+    # An `improve_step` proposal has the model write a step that improves the solution the
+    # program builds (cambrian/mutate/improve_step.py), with one of these task-specific methods
+    # or, with general_strategies, a general one that starts from a solution (local search...).
+    improve_methods: list[str] = Field(default_factory=list)
 
     @field_validator("schedule", mode="before")
     @classmethod

@@ -20,7 +20,9 @@ class MutationIntent:
     name: str
     kind: str  # patch kind: diff | full | cross
     phase: Phase
-    # Share within its phase (seed 002 §10.6: exploitation 0.4 / 0.3 / 0.3, exploration uniform).
+    # Weight within its phase, relative to the phase's other intents (seed 002 §10.6:
+    # exploitation 0.4 / 0.3 / 0.3, exploration uniform; improve_step, which the seed does not
+    # have, weighs like local_fix).
     phase_share: float
     instruction: str
 
@@ -42,6 +44,13 @@ INTENTS: dict[str, MutationIntent] = {
             "refinement", "diff", "exploit", 0.3,
             "Refine the core algorithm itself (for example how candidate solutions are built, "
             "changed or compared) while keeping the overall approach.",
+        ),
+        MutationIntent(
+            # The framework wires a step after the entry function; the model writes it
+            # (cambrian/mutate/improve_step.py builds the instruction from the chosen method).
+            "improve_step", "diff", "exploit", 0.3,
+            "Write an improvement step that takes the solution the program builds and returns "
+            "a better one.",
         ),
         MutationIntent(
             "strategy", "full", "explore", 1.0,

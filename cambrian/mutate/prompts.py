@@ -19,9 +19,10 @@ from cambrian.core.components import register_component
 from cambrian.llm.base import Message
 from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.grammars import format_instructions
+from cambrian.mutate.improve_step import scaffold, step_instruction
 from cambrian.mutate.intents import intent_instruction
 from cambrian.mutate.setting_lines import offers_setting_lines
-from cambrian.mutate.strategies import StrategyChoice
+from cambrian.mutate.strategies import LOCAL_SEARCH, StrategyChoice
 from cambrian.mutate.tuning_targets import tuning_targets_text
 from cambrian.task.blocks import BlockError, block_contents, parse_regions
 from cambrian.task.folder import Task
@@ -192,9 +193,12 @@ class PromptBuilder:
         the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py), and
         ``focus`` the function a focused edit works on (cambrian/mutate/focus.py)."""
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
-        if strategy:
+        step = scaffold(parent.source) if intent == "improve_step" else None
+        if step is not None:
+            task_text = step_instruction(step, strategy or LOCAL_SEARCH)
+        elif strategy:
             task_text = StrategyChoice(strategy).instruction
-        if focus:
+        if focus and step is None:
             task_text = focused_instruction(task_text, focus)
         if intent == "tuning":
             targets = tuning_targets_text(parent.source, self.task.language)

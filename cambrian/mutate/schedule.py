@@ -6,8 +6,9 @@ The weight of an intent is the product of two factors:
   ``p_explore(progress) = max(explore_end, explore_start * (1 - progress))`` (seed 002 §10.6,
   ``max(0.1, 0.5 * (1 - progress))`` with the defaults), where progress is the furthest of
   evaluated children over ``evolution.generations``, LLM calls over ``budget.max_llm_calls`` and
-  time over ``budget.max_wall_time_s``. Exploitation intents (tuning, local_fix, refinement)
-  share the rest 0.4 / 0.3 / 0.3; exploration intents share theirs evenly.
+  time over ``budget.max_wall_time_s``. Exploitation intents (tuning, local_fix, refinement,
+  improve_step) share the rest in proportion 0.4 / 0.3 / 0.3 / 0.3; exploration intents share
+  theirs evenly.
 * its **recent success** (seed 002 §10.10): over the intent's last ``window`` uses,
   ``floor + (improved + 0.5 * 2) / (uses + 2)``, where a use is an evaluated child ("improved"
   when it is correct and beats its parent) or a reply that could not be used (never improved:
@@ -23,7 +24,7 @@ store on resume: every scheduled child carries its intent in its notes.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 import numpy as np
 
@@ -95,13 +96,13 @@ class MutationSchedule:
         return self.config.floor + rate
 
     def weights(self, progress: float, has_inspirations: bool = True,
-                has_settings: bool = True) -> dict[str, float]:
+                unusable: Collection[str] = ()) -> dict[str, float]:
         """Normalised probability of each schedulable intent (empty when none is possible).
-        ``has_settings``: the parent holds numeric settings; without any, "tune the parameters
-        only" has nothing to work on (a small model then sends the program back unchanged, or
-        invents a parameter), so tuning is not scheduled for it."""
+        ``unusable``: intents the parent gives nothing to work on. Without numeric settings,
+        "tune the parameters only" (a small model then sends the program back unchanged, or
+        invents a parameter); without an entry function to wire a step to, improve_step."""
         usable = [i for i in self.intents if (has_inspirations or i.kind != "cross")
-                  and (has_settings or i.name != "tuning")]
+                  and i.name not in unusable]
         explore = [i for i in usable if i.phase == "explore"]
         exploit = [i for i in usable if i.phase == "exploit"]
         share = self.explore_share(progress) if explore and exploit else float(bool(explore))
@@ -116,10 +117,10 @@ class MutationSchedule:
 
     def choose(
         self, rng: np.random.Generator, evaluated: int, has_inspirations: bool,
-        has_settings: bool = True,
+        unusable: Collection[str] = (),
     ) -> MutationIntent | None:
         """The intent of the next proposal; None when no scheduled intent can be used."""
-        weights = self.weights(self.progress(evaluated), has_inspirations, has_settings)
+        weights = self.weights(self.progress(evaluated), has_inspirations, unusable)
         if not weights:
             return None
         names = list(weights)

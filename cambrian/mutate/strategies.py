@@ -32,24 +32,36 @@ TRIED_IN_LINEAGE_FACTOR = 0.2  # weight left to a strategy this lineage already 
 LINEAGE_DEPTH = 4  # ancestors looked at
 RECENT_CHILDREN = 6  # children of the parent looked at
 
-GENERAL_STRATEGIES: tuple[str, ...] = (
+LOCAL_SEARCH = (
     "Local search: after the program builds its solution, repeatedly make one small random "
     "change to it (move or nudge one element, or swap two), score the changed solution, and "
     "keep the change only when it scores better. Repeat for a fixed number of iterations that "
-    "fits the time limit.",
+    "fits the time limit.")
+SIMULATED_ANNEALING = (
     "Simulated annealing: improve the solution by small random changes, accepting a worse "
     "change with probability exp(-loss / temperature), and lower the temperature step by step "
-    "over the iterations. Return the best solution seen.",
+    "over the iterations. Return the best solution seen.")
+NUMERIC_OPTIMISATION = (
+    "Numeric optimisation: treat the numbers that define the solution as variables and improve "
+    "them all together with an optimiser (for example scipy.optimize.minimize with a penalty "
+    "for broken constraints, or gradient steps), starting from the current solution.")
+POPULATION_SEARCH = (
+    "Population search: keep a small population of solutions; each round make new ones by "
+    "randomly changing and combining the best, and keep the best few.")
+# The methods that start from a solution and improve it: what an improvement step
+# (cambrian/mutate/improve_step.py) is written with.
+REFINING_STRATEGIES: tuple[str, ...] = (
+    LOCAL_SEARCH, SIMULATED_ANNEALING, NUMERIC_OPTIMISATION, POPULATION_SEARCH)
+GENERAL_STRATEGIES: tuple[str, ...] = (
+    LOCAL_SEARCH,
+    SIMULATED_ANNEALING,
     "Multi-start: build many different solutions (from different random seeds or different "
     "starting layouts), score each one, and return the best.",
     "A better construction: build the solution with a smarter rule or in a smarter order (for "
     "example greedily by the largest gain first, or from a regular pattern such as a grid, "
     "rows or a hexagonal layout) instead of the current one.",
-    "Numeric optimisation: treat the numbers that define the solution as variables and improve "
-    "them all together with an optimiser (for example scipy.optimize.minimize with a penalty "
-    "for broken constraints, or gradient steps), starting from the current solution.",
-    "Population search: keep a small population of solutions; each round make new ones by "
-    "randomly changing and combining the best, and keep the best few.",
+    NUMERIC_OPTIMISATION,
+    POPULATION_SEARCH,
     "Adaptive steps: in the search, start with large changes and make them smaller over time, "
     "or shrink the change size when changes fail and grow it when they succeed.",
     "Speed: find the slowest part of the program and make it much faster (numpy vectorisation, "
@@ -70,8 +82,12 @@ class StrategyChoice:
 
 class StrategyMenu:
     def __init__(self, strategies: Sequence[str], store: Store,
-                 objective: Objective = MAXIMIZE) -> None:
-        self.strategies = list(dict.fromkeys(s.strip() for s in strategies if s.strip()))
+                 objective: Objective = MAXIMIZE, refining: Sequence[str] = ()) -> None:
+        """``refining``: the strategies an improvement step can be written with (a subset of
+        the menu; added to it when missing)."""
+        self.refining = list(dict.fromkeys(s.strip() for s in refining if s.strip()))
+        self.strategies = list(dict.fromkeys(
+            s.strip() for s in [*strategies, *self.refining] if s.strip()))
         self.store = store
         self.objective = objective
 
@@ -117,17 +133,20 @@ class StrategyMenu:
 
     # ------------------------------------------------------------------ the draw
 
-    def weights(self, parent_id: int) -> dict[str, float]:
+    def weights(self, parent_id: int, refining: bool = False) -> dict[str, float]:
+        """Over the whole menu, or (``refining``) over the methods an improvement step can be
+        written with."""
         rates = self.success_rates()
         tried = self.tried_by_lineage(parent_id)
         raw = {text: rates.get(text, PRIOR_SUCCESS_RATE)
                * (TRIED_IN_LINEAGE_FACTOR if text in tried else 1.0)
-               for text in self.strategies}
+               for text in (self.refining if refining else self.strategies)}
         total = sum(raw.values())
         return {text: weight / total for text, weight in raw.items()} if total > 0 else {}
 
-    def choose(self, rng: np.random.Generator, parent_id: int) -> StrategyChoice | None:
-        weights = self.weights(parent_id)
+    def choose(self, rng: np.random.Generator, parent_id: int,
+               refining: bool = False) -> StrategyChoice | None:
+        weights = self.weights(parent_id, refining)
         if not weights:
             return None
         texts = list(weights)

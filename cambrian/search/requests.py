@@ -6,7 +6,7 @@ proposal saw."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from cambrian.lang.languages import Language
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.mutate.focus import FOCUSED_INTENTS, choose_focus
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
+from cambrian.mutate.improve_step import Scaffold, scaffold
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
@@ -60,6 +61,7 @@ class RequestBuilder:
         self.strategies = strategies
         self.language = language
         self._settings: dict[int, bool] = {}  # parent id -> it holds numeric settings
+        self._scaffolds: dict[int, Scaffold | None] = {}  # parent id -> its improvement step
         self._views: dict[int, ProgramView] = {}
 
     # ------------------------------------------------------------------ program views
@@ -116,24 +118,44 @@ class RequestBuilder:
         inspiration_ids = list(sample.inspiration_ids)
         kind, intent = ((sample.kind, None) if sample.kind
                         else self.choose_kind(bool(inspiration_ids),
-                                              self._has_settings(sample.parent_id)))
+                                              self._unusable_intents(sample.parent_id)))
         if kind == "cross" and len(inspiration_ids) > 1:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
             note for hook in self.hooks for note in hook.prompt_notes(self.rng))
         tags: dict[str, Any] = {"intent": intent} if intent else {}
-        if intent == "strategy" and self.strategies is not None:
-            choice = self.strategies.choose(self.rng, sample.parent_id)
+        parent = self.view(sample.parent_id)
+        if intent in ("strategy", "improve_step") and self.strategies is not None:
+            choice = self.strategies.choose(self.rng, sample.parent_id,
+                                            refining=intent == "improve_step")
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
+        step = self._scaffold(sample.parent_id) if intent == "improve_step" else None
+        if step is not None:
+            # The model works on the parent with the step wired in (it behaves the same).
+            parent = replace(parent, source=step.source)
+            tags[FOCUS_NOTE] = step.step
         if intent in FOCUSED_INTENTS and self.language is not None:
-            focus = choose_focus(self.rng, self.view(sample.parent_id).source, self.language)
+            focus = choose_focus(self.rng, parent.source, self.language)
             if focus is not None:
                 tags[FOCUS_NOTE] = focus
         return ProposalRequest(
-            generation, sample.island, kind, self.view(sample.parent_id),
+            generation, sample.island, kind, parent,
             tuple(self.view(i) for i in inspiration_ids), notes, tags=tags,
         )
+
+    def _unusable_intents(self, parent_id: int) -> set[str]:
+        unusable = set() if self._has_settings(parent_id) else {"tuning"}
+        return unusable if self._scaffold(parent_id) is not None else unusable | {"improve_step"}
+
+    def _scaffold(self, parent_id: int) -> Scaffold | None:
+        """The parent with an improvement step wired after its entry function (Python), found
+        once per parent."""
+        if self.language is None or self.language.name != "python":
+            return None
+        if parent_id not in self._scaffolds:
+            self._scaffolds[parent_id] = scaffold(self.view(parent_id).source)
+        return self._scaffolds[parent_id]
 
     def _has_settings(self, parent_id: int) -> bool:
         """Whether the parent holds numeric settings a tuning proposal could change (found
@@ -146,11 +168,11 @@ class RequestBuilder:
         return self._settings[parent_id]
 
     def choose_kind(self, has_inspirations: bool,
-                    has_settings: bool = True) -> tuple[str, str | None]:
+                    unusable: Collection[str] = ()) -> tuple[str, str | None]:
         """(patch kind, mutation intent); the intent is None when the schedule is off."""
         if self.mutation_schedule is not None:
             intent = self.mutation_schedule.choose(self.rng, self.evaluated(), has_inspirations,
-                                                   has_settings)
+                                                   unusable)
             if intent is not None:
                 return intent.kind, intent.name
         evo = self.config.evolution

@@ -35,11 +35,12 @@ def test_early_runs_explore_and_late_runs_exploit():
     # No history: every success factor is equal, so the weights are the phase shares.
     assert early["strategy"] == pytest.approx(0.5 / 3)
     assert early["crossover"] == pytest.approx(0.5 / 3)
-    assert early["tuning"] == pytest.approx(0.5 * 0.4)
-    assert early["local_fix"] == pytest.approx(0.5 * 0.3)
+    assert early["tuning"] == pytest.approx(0.5 * 0.4 / 1.3)
+    assert early["local_fix"] == pytest.approx(0.5 * 0.3 / 1.3)
+    assert early["improve_step"] == early["local_fix"]
     explore = ("strategy", "refactor", "crossover")
     assert sum(late[n] for n in explore) == pytest.approx(0.1)  # the explore_end floor
-    assert late["tuning"] == pytest.approx(0.9 * 0.4)
+    assert late["tuning"] == pytest.approx(0.9 * 0.4 / 1.3)
     # Halfway: max(0.1, 0.5 * (1 - 0.5)) = 0.25 of the mass explores.
     assert sum(sched.weights(0.5)[n] for n in explore) == pytest.approx(0.25)
     assert sum(early.values()) == pytest.approx(1.0) and sum(late.values()) == pytest.approx(1.0)
@@ -96,12 +97,12 @@ def test_patch_kinds_and_inspirations_limit_the_intents():
 def test_a_parent_without_settings_gets_no_tuning_proposal():
     """"Tune the parameters only" on a program holding no numeric setting has nothing to work
     on: the intent is left out and the other exploit intents share its weight."""
-    plain = schedule().weights(0.9, has_settings=False)
+    plain = schedule().weights(0.9, unusable={"tuning"})
     assert "tuning" not in plain and sum(plain.values()) == pytest.approx(1.0)
     assert plain["local_fix"] == pytest.approx(plain["refinement"])
-    assert "tuning" in schedule().weights(0.9, has_settings=True)
+    assert "tuning" in schedule().weights(0.9, unusable=())
     rng = np.random.default_rng(0)
-    picks = {schedule().choose(rng, 90, True, has_settings=False).name for _ in range(200)}
+    picks = {schedule().choose(rng, 90, True, unusable={"tuning"}).name for _ in range(200)}
     assert "tuning" not in picks and {"local_fix", "refinement"} <= picks
 
 

@@ -1,0 +1,138 @@
+"""An improvement step wired in by the framework, written by the model (Python).
+
+Asked to build a local search or annealing "into the program", the 1.5B model writes the method
+as a new function and leaves the function the evaluator runs as it was, so the method never runs
+(measured in ``benchmarks/discovery.py``: every strategy child of the tour did this). An
+``improve_step`` proposal splits the work (seed 004 §9, decomposition): the framework renames the
+entry function ``initial_<entry>``, defines ``<entry>`` to pass what it built through
+``improve_<entry>``, and gives that step a stub that returns the solution unchanged. The model
+then writes one function with a clear contract: take the inputs and the current solution, return
+a better one of the same form. The scaffold behaves exactly like the parent, so the parent's
+score holds for it; a child whose step is still the stub is refused as unchanged.
+
+The entry function is the block's top-level function that the code outside the blocks calls,
+or else the only one no other block function calls. Entries with ``*args``, keyword-only
+parameters, decorators or recursion are left alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from cambrian.core.python_ast import parse_python
+from cambrian.task.blocks import BlockError, parse_regions
+
+BUILD_PREFIX = "initial_"
+STEP_PREFIX = "improve_"
+NOTE_KEY = "improve_step"
+SOLUTION_NAMES = ("solution", "current_solution", "built_solution")
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    source: str  # the parent with the step wired in (the parent itself when it already was)
+    entry: str  # the function the evaluator runs
+    step: str  # the function the model writes: improve_<entry>
+    parameters: tuple[str, ...]  # the entry's parameters, then the solution's name
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def _loaded(nodes: list[ast.stmt]) -> set[str]:
+    return {node.id for statement in nodes for node in ast.walk(statement)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def entry_function(source: str) -> str | None:
+    """The function of the EVOLVE-BLOCKs the rest of the program (or the evaluator) runs."""
+    try:
+        tree = parse_python(source)
+        regions = parse_regions(source)
+    except (SyntaxError, BlockError):
+        return None
+    in_block = {name: node for name, node in _functions(tree).items()
+                if not regions.has_markers or regions.is_mutable(node.lineno - 1)}
+    outside = [statement for statement in tree.body if regions.has_markers
+               and not regions.is_mutable(statement.lineno - 1)]
+    called_outside = [name for name in in_block if name in _loaded(outside)]
+    if len(called_outside) == 1:
+        return called_outside[0]
+    roots = [name for name, node in in_block.items()
+             if not any(name in _loaded([other]) for other_name, other in in_block.items()
+                        if other_name != name)]
+    return roots[0] if len(roots) == 1 else None
+
+
+def _parameters(node: ast.FunctionDef) -> tuple[str, ...] | None:
+    arguments = node.args
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or node.decorator_list:
+        return None
+    return tuple(a.arg for a in arguments.posonlyargs + arguments.args)
+
+
+def _step_call(entry: str, parameters: tuple[str, ...], solution: str) -> str:
+    return f"{STEP_PREFIX}{entry}({', '.join((*parameters, solution))})"
+
+
+def scaffold(source: str) -> Scaffold | None:
+    """``source`` with an improvement step after its entry function; None when there is no
+    entry function it can be wired to."""
+    entry = entry_function(source)
+    if entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
+        return None
+    tree = parse_python(source)
+    functions = _functions(tree)
+    node = functions[entry]
+    parameters = _parameters(node)
+    if parameters is None or entry in _loaded(node.body):
+        return None
+    step, build = STEP_PREFIX + entry, BUILD_PREFIX + entry
+    if step in functions:
+        existing = _parameters(functions[step])
+        return Scaffold(source, entry, step, existing) if existing else None
+    if build in functions:
+        return None
+    solution = next(name for name in SOLUTION_NAMES if name not in parameters)
+    lines = source.split("\n")
+    header = node.lineno - 1
+    lines[header] = lines[header].replace(f"def {entry}(", f"def {build}(", 1)
+    first = node.body[0]
+    has_docstring = ast.get_docstring(node) is not None
+    docstring = (lines[first.lineno - 1:first.end_lineno or first.lineno]
+                 if has_docstring else [])
+    arguments = ", ".join(parameters)
+    wrapper = [
+        "",
+        "",
+        f"def {entry}({arguments}):",
+        *docstring,
+        f"    {solution} = {build}({arguments})",
+        f"    return {_step_call(entry, parameters, solution)}",
+        "",
+        "",
+        f"def {step}({', '.join((*parameters, solution))}):",
+        f'    """Return a better solution than `{solution}` (what `{build}` built), of the',
+        '    same form."""',
+        f"    return {solution}",
+    ]
+    end = node.end_lineno or node.lineno
+    lines[end:end] = wrapper
+    return Scaffold("\n".join(lines), entry, step, (*parameters, solution))
+
+
+def step_instruction(scaffold_: Scaffold, method: str) -> str:
+    """The task of an ``improve_step`` proposal: write the step with ``method``."""
+    signature = f"{scaffold_.step}({', '.join(scaffold_.parameters)})"
+    solution = scaffold_.parameters[-1]
+    return (
+        f"Write the function `{signature}`. `{scaffold_.entry}` calls it with its own inputs "
+        f"and `{solution}`, the solution `{BUILD_PREFIX}{scaffold_.entry}` built; it must return "
+        f"a better solution of exactly the same form (same type, shape and constraints). Use "
+        f"this method: {method}\nBound the work by time: stop after a fixed number of seconds "
+        "(measured with time.time()) well within the time limit, and return the best valid "
+        f"solution found. Your reply rewrites `{scaffold_.step}` completely and may add the "
+        "helper functions it calls."
+    )

@@ -1,0 +1,130 @@
+"""An improvement step the framework wires in and the model writes (cambrian/mutate/improve_step.py):
+the scaffold behaves like the parent, is found again in a child, is not forced on programs it
+cannot be wired to, and carries a child through the real loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import runpy
+from pathlib import Path
+
+import numpy as np
+from support.scripted_llm import ScriptedLLM, write_counter_task
+from support.store_queries import sql
+
+from cambrian.api import start
+from cambrian.mutate.improve_step import entry_function, scaffold, step_instruction
+from cambrian.mutate.strategies import REFINING_STRATEGIES
+from cambrian.store.store import Store
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+TOUR = '''import numpy as np
+
+# EVOLVE-BLOCK-START
+def solve_tour(points):
+    """Visit the points from left to right."""
+    return left_to_right(points)
+
+
+def left_to_right(points):
+    return [int(i) for i in np.argsort(points[:, 0])]
+# EVOLVE-BLOCK-END
+'''
+
+
+def test_the_scaffold_behaves_like_the_parent_and_is_found_again(tmp_path: Path):
+    wired = scaffold(TOUR)
+    assert wired is not None and wired.entry == "solve_tour"
+    assert wired.step == "improve_solve_tour" and wired.parameters == ("points", "solution")
+    points = np.random.default_rng(0).random((12, 2))
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(TOUR)
+    after.write_text(wired.source)
+    assert runpy.run_path(str(after))["solve_tour"](points) == \
+        runpy.run_path(str(before))["solve_tour"](points)
+    # A child of the scaffold keeps its step: the next proposal rewrites the same function.
+    again = scaffold(wired.source)
+    assert again is not None and again.source == wired.source and again.step == wired.step
+
+
+def test_the_entry_is_what_the_fixed_code_calls_or_the_only_uncalled_function():
+    circles = (EXAMPLES / "circle_packing" / "initial.py").read_text()
+    assert entry_function(circles) == "construct_packing"  # run_packing calls it
+    assert entry_function(TOUR) == "solve_tour"  # the one function no other function calls
+    two_roots = TOUR.replace("def left_to_right", "def unused(x):\n    return x\n\n\n"
+                                                  "def left_to_right")
+    assert entry_function(two_roots) is None  # two uncalled functions: no guess
+
+
+def test_programs_it_cannot_be_wired_to_are_left_alone():
+    assert scaffold(TOUR.replace("def solve_tour(points):", "def solve_tour(*points):")) is None
+    assert scaffold(TOUR.replace("def solve_tour(points):",
+                                 "@staticmethod\ndef solve_tour(points):")) is None
+    recursive = TOUR.replace("return left_to_right(points)",
+                             "return solve_tour(points[1:]) if len(points) > 99 else []")
+    assert scaffold(recursive) is None
+    assert scaffold("def broken(:\n") is None
+
+
+def test_the_instruction_states_the_contract_and_the_method():
+    wired = scaffold(TOUR)
+    text = step_instruction(wired, REFINING_STRATEGIES[0])
+    assert text.startswith("Write the function `improve_solve_tour(points, solution)`")
+    assert "initial_solve_tour" in text and REFINING_STRATEGIES[0] in text
+    assert "time.time()" in text
+
+
+STEP_TASK = '''# The score is what build returns.
+
+# EVOLVE-BLOCK-START
+def build(n):
+    """A value from n."""
+    return n
+# EVOLVE-BLOCK-END
+
+
+def run():
+    return build(3)
+'''
+
+
+def doubling_step(messages: list[dict[str, str]], index: int) -> str:
+    """Writes the step it is asked for: doubles the solution (plus the call index, so that no
+    two replies are equal)."""
+    task = messages[-1]["content"].split("## Your task\n", 1)[1]
+    assert re.match(r"Write the function `improve_build\(n, solution\)`", task), task
+    return (f"Double it\n```python\ndef improve_build(n, solution):\n"
+            f"    return solution * 2 + {index}\n```\n")
+
+
+def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
+    task = write_counter_task(tmp_path / "task", initial=STEP_TASK)
+    with ScriptedLLM(doubling_step) as llm:
+        evolution = start(task, run_dir=tmp_path / "run", overrides=[
+            "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
+            "novelty.enabled=false", "meta.enabled=false", "evolution.generations=3",
+            "mutation.types=[improve_step]"])
+        try:
+            asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    store = Store.open(tmp_path / "run")
+    try:
+        children = [r for r in store.candidates.list("correct") if r.id != 1]
+        assert children, [r.error for r in store.candidates.list()]
+        first = children[0]
+        assert first.notes["intent"] == "improve_step" and first.operator == "diff"
+        assert first.notes["strategy"] in REFINING_STRATEGIES
+        assert first.notes["focus_function"] == "improve_build"
+        assert "def initial_build(n):" in first.source
+        assert "return improve_build(n, solution)" in first.source
+        assert first.score == 6.0  # 3 doubled by the model's step
+        assert max(r.score for r in children) > 6.0
+        context = sql(store, "SELECT messages_json FROM contexts WHERE id=?",
+                      (first.context_id,)).fetchone()[0]
+        assert "def improve_build(n, solution):" in context  # the prompt shows the scaffold
+    finally:
+        store.close()
