@@ -27,6 +27,7 @@ BUILD_PREFIX = "initial_"
 STEP_PREFIX = "improve_"
 NOTE_KEY = "improve_step"
 SOLUTION_NAMES = ("solution", "current_solution", "built_solution")
+HELPER_SUMMARY_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -123,16 +124,41 @@ def scaffold(source: str) -> Scaffold | None:
     return Scaffold("\n".join(lines), entry, step, (*parameters, solution))
 
 
+def _signature(node: ast.FunctionDef) -> str:
+    return f"{node.name}({', '.join(a.arg for a in node.args.posonlyargs + node.args.args)})"
+
+
+def callable_helpers(scaffold_: Scaffold) -> list[str]:
+    """The other functions of the program the step can call, each with its docstring's first
+    line: a small model otherwise invents its own scoring or repair code beside them."""
+    regions = parse_regions(scaffold_.source)
+    skipped = (scaffold_.entry, scaffold_.step, BUILD_PREFIX + scaffold_.entry)
+    helpers = []
+    for name, node in _functions(parse_python(scaffold_.source)).items():
+        if name in skipped or (regions.has_markers and not regions.is_mutable(node.lineno - 1)):
+            continue
+        paragraph = " ".join((ast.get_docstring(node) or "").split())
+        sentence = paragraph.split(". ")[0].rstrip(".")
+        if len(sentence) > HELPER_SUMMARY_CHARS:
+            sentence = sentence[:HELPER_SUMMARY_CHARS].rsplit(" ", 1)[0] + "..."
+        helpers.append(f"`{_signature(node)}`" + (f": {sentence}" if sentence else ""))
+    return helpers
+
+
 def step_instruction(scaffold_: Scaffold, method: str) -> str:
     """The task of an ``improve_step`` proposal: write the step with ``method``."""
     signature = f"{scaffold_.step}({', '.join(scaffold_.parameters)})"
     solution = scaffold_.parameters[-1]
+    helpers = callable_helpers(scaffold_)
     return (
         f"Write the function `{signature}`. `{scaffold_.entry}` calls it with its own inputs "
         f"and `{solution}`, the solution `{BUILD_PREFIX}{scaffold_.entry}` built; it must return "
         f"a better solution of exactly the same form (same type, shape and constraints). Use "
-        f"this method: {method}\nBound the work by time: stop after a fixed number of seconds "
-        "(measured with time.time()) well within the time limit, and return the best valid "
-        f"solution found. Your reply rewrites `{scaffold_.step}` completely and may add the "
-        "helper functions it calls."
+        f"this method: {method}\n"
+        + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
+           + "\n" if helpers else "")
+        + "Bound the work by time: stop after a few seconds (for example 5, measured with "
+        "time.time()), well within the time limit, and return the best valid solution found. "
+        f"Your reply rewrites `{scaffold_.step}` completely and may add the helper functions "
+        "it calls."
     )

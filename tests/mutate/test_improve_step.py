@@ -75,6 +75,12 @@ def test_the_instruction_states_the_contract_and_the_method():
     assert text.startswith("Write the function `improve_solve_tour(points, solution)`")
     assert "initial_solve_tour" in text and REFINING_STRATEGIES[0] in text
     assert "time.time()" in text
+    # The functions the step can call are listed; the entry, the build and the step are not.
+    assert "- `left_to_right(points)`" in text
+    circles = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
+    listed = step_instruction(circles, REFINING_STRATEGIES[0])
+    assert "- `compute_max_radii(centers)`: Radii that keep every circle inside" in listed
+    assert "run_packing" not in listed  # outside the block: it calls the entry
 
 
 STEP_TASK = '''# The score is what build returns.
