@@ -35,7 +35,12 @@ class Scaffold:
     source: str  # the parent with the step wired in (the parent itself when it already was)
     entry: str  # the function the evaluator runs
     step: str  # the function the model writes: improve_<entry>
-    parameters: tuple[str, ...]  # the entry's parameters, then the solution's name
+    inputs: tuple[str, ...]  # the entry's parameters
+    solution: tuple[str, ...]  # what the build returns, as the step's last parameters
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return (*self.inputs, *self.solution)
 
 
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
@@ -74,8 +79,17 @@ def _parameters(node: ast.FunctionDef) -> tuple[str, ...] | None:
     return tuple(a.arg for a in arguments.posonlyargs + arguments.args)
 
 
-def _step_call(entry: str, parameters: tuple[str, ...], solution: str) -> str:
-    return f"{STEP_PREFIX}{entry}({', '.join((*parameters, solution))})"
+def _returned_names(node: ast.FunctionDef, taken: tuple[str, ...]) -> tuple[str, ...]:
+    """The names the entry's final ``return`` gives back (``return centers, radii``), so the
+    step's parameters say what the solution is; ``solution`` when they cannot be used."""
+    last = node.body[-1]
+    value = last.value if isinstance(last, ast.Return) else None
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    names = tuple(item.id for item in items if isinstance(item, ast.Name))
+    if names and len(names) == len(items) and len(set(names)) == len(names) \
+            and not set(names) & set(taken):
+        return names
+    return (next(name for name in SOLUTION_NAMES if name not in taken),)
 
 
 def scaffold(source: str) -> Scaffold | None:
@@ -87,16 +101,18 @@ def scaffold(source: str) -> Scaffold | None:
     tree = parse_python(source)
     functions = _functions(tree)
     node = functions[entry]
-    parameters = _parameters(node)
-    if parameters is None or entry in _loaded(node.body):
+    inputs = _parameters(node)
+    if inputs is None or entry in _loaded(node.body):
         return None
     step, build = STEP_PREFIX + entry, BUILD_PREFIX + entry
     if step in functions:
         existing = _parameters(functions[step])
-        return Scaffold(source, entry, step, existing) if existing else None
+        if not existing or existing[:len(inputs)] != inputs or len(existing) == len(inputs):
+            return None
+        return Scaffold(source, entry, step, inputs, existing[len(inputs):])
     if build in functions:
         return None
-    solution = next(name for name in SOLUTION_NAMES if name not in parameters)
+    solution = _returned_names(node, inputs)
     lines = source.split("\n")
     header = node.lineno - 1
     lines[header] = lines[header].replace(f"def {entry}(", f"def {build}(", 1)
@@ -104,24 +120,25 @@ def scaffold(source: str) -> Scaffold | None:
     has_docstring = ast.get_docstring(node) is not None
     docstring = (lines[first.lineno - 1:first.end_lineno or first.lineno]
                  if has_docstring else [])
-    arguments = ", ".join(parameters)
+    arguments, solved = ", ".join(inputs), ", ".join(solution)
+    listed = " and ".join(f"`{name}`" for name in solution)
     wrapper = [
         "",
         "",
         f"def {entry}({arguments}):",
         *docstring,
-        f"    {solution} = {build}({arguments})",
-        f"    return {_step_call(entry, parameters, solution)}",
+        f"    {solved} = {build}({arguments})",
+        f"    return {step}({', '.join((*inputs, *solution))})",
         "",
         "",
-        f"def {step}({', '.join((*parameters, solution))}):",
-        f'    """Return a better solution than `{solution}` (what `{build}` built), of the',
-        '    same form."""',
-        f"    return {solution}",
+        f"def {step}({', '.join((*inputs, *solution))}):",
+        f'    """Return a better {listed} than the ones given,',
+        f'    which `{build}` built; of the same form."""',
+        f"    return {solved}",
     ]
     end = node.end_lineno or node.lineno
     lines[end:end] = wrapper
-    return Scaffold("\n".join(lines), entry, step, (*parameters, solution))
+    return Scaffold("\n".join(lines), entry, step, inputs, solution)
 
 
 def _signature(node: ast.FunctionDef) -> str:
@@ -148,17 +165,18 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
 def step_instruction(scaffold_: Scaffold, method: str) -> str:
     """The task of an ``improve_step`` proposal: write the step with ``method``."""
     signature = f"{scaffold_.step}({', '.join(scaffold_.parameters)})"
-    solution = scaffold_.parameters[-1]
+    solved = ", ".join(scaffold_.solution)
     helpers = callable_helpers(scaffold_)
+    inputs = "its own inputs and " if scaffold_.inputs else ""
     return (
-        f"Write the function `{signature}`. `{scaffold_.entry}` calls it with its own inputs "
-        f"and `{solution}`, the solution `{BUILD_PREFIX}{scaffold_.entry}` built; it must return "
-        f"a better solution of exactly the same form (same type, shape and constraints). Use "
-        f"this method: {method}\n"
+        f"Write the function `{signature}`. `{scaffold_.entry}` calls it with {inputs}"
+        f"`{solved}`, what `{BUILD_PREFIX}{scaffold_.entry}` built; it must return a better "
+        f"`{solved}` of exactly the same form (same types, shapes and constraints). Use this "
+        f"method: {method}\n"
         + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
            + "\n" if helpers else "")
         + "Bound the work by time: stop after a few seconds (for example 5, measured with "
-        "time.time()), well within the time limit, and return the best valid solution found. "
+        "time.time()), well within the time limit, and return the best valid result found. "
         f"Your reply rewrites `{scaffold_.step}` completely and may add the helper functions "
         "it calls."
     )

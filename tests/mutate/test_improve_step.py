@@ -50,6 +50,21 @@ def test_the_scaffold_behaves_like_the_parent_and_is_found_again(tmp_path: Path)
     assert again is not None and again.source == wired.source and again.step == wired.step
 
 
+def test_the_step_takes_what_the_entry_returned_by_name():
+    circles = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
+    assert circles.step == "improve_construct_packing"
+    assert circles.inputs == () and circles.solution == ("centers", "radii")
+    assert "    centers, radii = initial_construct_packing()\n" \
+        "    return improve_construct_packing(centers, radii)\n" in circles.source
+    assert "def improve_construct_packing(centers, radii):" in circles.source
+    assert step_instruction(circles, REFINING_STRATEGIES[0]).startswith(
+        "Write the function `improve_construct_packing(centers, radii)`. `construct_packing` "
+        "calls it with `centers, radii`, what `initial_construct_packing` built")
+    tour = scaffold((EXAMPLES / "tsp_tour" / "initial.py").read_text())
+    assert tour.parameters == ("points", "tour")
+    assert scaffold(tour.source) == tour  # found again in a child, names and all
+
+
 def test_the_entry_is_what_the_fixed_code_calls_or_the_only_uncalled_function():
     circles = (EXAMPLES / "circle_packing" / "initial.py").read_text()
     assert entry_function(circles) == "construct_packing"  # run_packing calls it
