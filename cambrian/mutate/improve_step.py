@@ -162,6 +162,25 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
     return helpers
 
 
+def loop_shape(scaffold_: Scaffold) -> str:
+    """A search loop over the step's own names, for the model to adapt: measured with the 1.5B,
+    a method described in words alone came back as a copy of a helper or a changed constant."""
+    solved = ", ".join(scaffold_.solution)
+    start = f"({solved})" if len(scaffold_.solution) > 1 else solved
+    return "\n".join((
+        f"def {scaffold_.step}({', '.join(scaffold_.parameters)}):",
+        f"    best = {start}",
+        "    best_score = score(best)",
+        "    start = time.time()",
+        "    while time.time() - start < 5:",
+        "        candidate = change(best)",
+        "        candidate_score = score(candidate)",
+        "        if candidate_score > best_score:",
+        "            best, best_score = candidate, candidate_score",
+        "    return best",
+    ))
+
+
 def step_instruction(scaffold_: Scaffold, method: str) -> str:
     """The task of an ``improve_step`` proposal: write the step with ``method``."""
     signature = f"{scaffold_.step}({', '.join(scaffold_.parameters)})"
@@ -175,8 +194,11 @@ def step_instruction(scaffold_: Scaffold, method: str) -> str:
         f"method: {method}\n"
         + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
            + "\n" if helpers else "")
-        + "Bound the work by time: stop after a few seconds (for example 5, measured with "
-        "time.time()), well within the time limit, and return the best valid result found. "
-        f"Your reply rewrites `{scaffold_.step}` completely and may add the helper functions "
-        "it calls."
+        + "A search loop has this shape; adapt it to the method, and write `score` (a number, "
+        "higher for a better result as the problem statement measures it, lowest for an "
+        "invalid one) and `change` (a copy with one small random change) as helper "
+        "functions:\n"
+        f"```python\n{loop_shape(scaffold_)}\n```\n"
+        "Keep the time bound well within the time limit. Your reply rewrites "
+        f"`{scaffold_.step}` completely, with the helper functions it calls."
     )

@@ -60,6 +60,7 @@ def test_the_step_takes_what_the_entry_returned_by_name():
     assert step_instruction(circles, REFINING_STRATEGIES[0]).startswith(
         "Write the function `improve_construct_packing(centers, radii)`. `construct_packing` "
         "calls it with `centers, radii`, what `initial_construct_packing` built")
+    assert "    best = (centers, radii)\n" in step_instruction(circles, REFINING_STRATEGIES[0])
     tour = scaffold((EXAMPLES / "tsp_tour" / "initial.py").read_text())
     assert tour.parameters == ("points", "tour")
     assert scaffold(tour.source) == tour  # found again in a child, names and all
@@ -90,6 +91,8 @@ def test_the_instruction_states_the_contract_and_the_method():
     assert text.startswith("Write the function `improve_solve_tour(points, solution)`")
     assert "initial_solve_tour" in text and REFINING_STRATEGIES[0] in text
     assert "time.time()" in text
+    # ...with a search loop over the step's own names to adapt.
+    assert "def improve_solve_tour(points, solution):\n    best = solution\n" in text
     # The functions the step can call are listed; the entry, the build and the step are not.
     assert "- `left_to_right(points)`" in text
     circles = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
