@@ -1,6 +1,7 @@
 """From a model's reply to a child program: apply it in its reply format, keep the code outside
 the EVOLVE-BLOCKs, restore definitions a full rewrite dropped, and refuse (with a message meant
-for the model) a reply that changes nothing, repeats a program the run has, or does not compile."""
+for the model) a reply that changes nothing, repeats a program the run has, does not compile
+or (Python) uses a name nothing defines."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from cambrian.mutate.dead_code import behaviour_unchanged
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
 from cambrian.mutate.python_repairs import repair_python_child
+from cambrian.mutate.undefined_names import undefined_names_error
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -67,6 +69,10 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     syntax_error = await asyncio.to_thread(check_syntax, source, language.name)
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
+    if language.name == "python":
+        undefined = undefined_names_error(parent_source, source)
+        if undefined:
+            return Refusal(undefined, RefusalKind.SYNTAX)
     return source, patch.description, notes
 
 
