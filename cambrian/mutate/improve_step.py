@@ -146,13 +146,22 @@ def _signature(node: ast.FunctionDef) -> str:
 
 
 def callable_helpers(scaffold_: Scaffold) -> list[str]:
-    """The other functions of the program the step can call, each with its docstring's first
-    line: a small model otherwise invents its own scoring or repair code beside them."""
+    """The other functions the program runs (reached from the entry; a function nothing calls
+    is often a broken leftover), each with its docstring's first sentence: a small model
+    otherwise invents its own scoring or repair code beside them."""
     regions = parse_regions(scaffold_.source)
+    functions = _functions(parse_python(scaffold_.source))
+    reached, frontier = set(), [scaffold_.entry]
+    while frontier:
+        name = frontier.pop()
+        if name in functions and name not in reached:
+            reached.add(name)
+            frontier.extend(_loaded(functions[name].body))
     skipped = (scaffold_.entry, scaffold_.step, BUILD_PREFIX + scaffold_.entry)
     helpers = []
-    for name, node in _functions(parse_python(scaffold_.source)).items():
-        if name in skipped or (regions.has_markers and not regions.is_mutable(node.lineno - 1)):
+    for name, node in functions.items():
+        if name in skipped or name not in reached or (
+                regions.has_markers and not regions.is_mutable(node.lineno - 1)):
             continue
         paragraph = " ".join((ast.get_docstring(node) or "").split())
         sentence = paragraph.split(". ")[0].rstrip(".")

@@ -99,6 +99,10 @@ def test_the_instruction_states_the_contract_and_the_method():
     listed = step_instruction(circles, REFINING_STRATEGIES[0])
     assert "- `compute_max_radii(centers)`: Radii that keep every circle inside" in listed
     assert "run_packing" not in listed  # outside the block: it calls the entry
+    leftover = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text().replace(
+        "# EVOLVE-BLOCK-END", "def random_change(centers):\n    return centers[:1]\n"
+                              "# EVOLVE-BLOCK-END"))
+    assert "random_change" not in step_instruction(leftover, REFINING_STRATEGIES[0])
 
 
 STEP_TASK = '''# The score is what build returns.
