@@ -208,6 +208,10 @@ MutationIntentName = Literal["tuning", "local_fix", "refinement", "improve_step"
                              "refactor", "crossover"]
 ALL_MUTATION_INTENTS: list[MutationIntentName] = [
     "tuning", "local_fix", "refinement", "improve_step", "strategy", "refactor", "crossover"]
+# improve_step is opt-in: with the 1.5B it has not yet produced a correct child
+# (benchmarks/results/discovery/after-step/).
+DEFAULT_MUTATION_INTENTS: list[MutationIntentName] = [
+    intent for intent in ALL_MUTATION_INTENTS if intent != "improve_step"]
 
 
 class MutationConfig(StrictModel):
@@ -218,7 +222,7 @@ class MutationConfig(StrictModel):
     kind is drawn from ``evolution.patch_type_probs`` as it always was."""
 
     schedule: Literal["off", "linear"] = "linear"
-    types: list[MutationIntentName] = Field(default_factory=lambda: list(ALL_MUTATION_INTENTS))
+    types: list[MutationIntentName] = Field(default_factory=lambda: list(DEFAULT_MUTATION_INTENTS))
     explore_start: float = Field(0.5, ge=0, le=1)  # exploration share at the start (seed 002 §10.6)
     explore_end: float = Field(0.1, ge=0, le=1)  # ...and its lower bound late in the run
     window: int = Field(20, ge=1)  # recent uses of an intent its success rate is measured on
@@ -228,8 +232,8 @@ class MutationConfig(StrictModel):
     # approaches and, with general_strategies, general methods (local search, multi-start...).
     strategies: list[str] = Field(default_factory=list)
     general_strategies: bool = True
-    # An `improve_step` proposal has the model write a step that improves the solution the
-    # program builds (cambrian/mutate/improve_step.py), with one of these task-specific methods
+    # An `improve_step` proposal (opt-in: list it in `types`) has the model write a step that
+    # improves the solution the program builds (cambrian/mutate/improve_step.py), with one of these task-specific methods
     # or, with general_strategies, a general one that starts from a solution (local search...).
     improve_methods: list[str] = Field(default_factory=list)
 

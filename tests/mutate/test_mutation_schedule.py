@@ -35,12 +35,15 @@ def test_early_runs_explore_and_late_runs_exploit():
     # No history: every success factor is equal, so the weights are the phase shares.
     assert early["strategy"] == pytest.approx(0.5 / 3)
     assert early["crossover"] == pytest.approx(0.5 / 3)
-    assert early["tuning"] == pytest.approx(0.5 * 0.4 / 1.3)
-    assert early["local_fix"] == pytest.approx(0.5 * 0.3 / 1.3)
-    assert early["improve_step"] == early["local_fix"]
+    assert early["tuning"] == pytest.approx(0.5 * 0.4)
+    assert early["local_fix"] == pytest.approx(0.5 * 0.3)
+    assert "improve_step" not in early  # opt-in
+    with_step = schedule(types=list(get_args(MutationIntentName))).weights(0.0)
+    assert with_step["tuning"] == pytest.approx(0.5 * 0.4 / 1.3)
+    assert with_step["improve_step"] == pytest.approx(with_step["local_fix"])
     explore = ("strategy", "refactor", "crossover")
     assert sum(late[n] for n in explore) == pytest.approx(0.1)  # the explore_end floor
-    assert late["tuning"] == pytest.approx(0.9 * 0.4 / 1.3)
+    assert late["tuning"] == pytest.approx(0.9 * 0.4)
     # Halfway: max(0.1, 0.5 * (1 - 0.5)) = 0.25 of the mass explores.
     assert sum(sched.weights(0.5)[n] for n in explore) == pytest.approx(0.25)
     assert sum(early.values()) == pytest.approx(1.0) and sum(late.values()) == pytest.approx(1.0)

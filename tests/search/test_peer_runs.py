@@ -53,7 +53,7 @@ def run(task: Path, run_dir: Path, llm: ScriptedLLM, *more: str):
 def test_openevolve_folder_runs_unchanged_with_cascade_artifacts_and_tracking(tmp_path: Path):
     task = Path(shutil.copytree(PEERS / "openevolve_cascade", tmp_path / "task"))
     mlruns = tmp_path / "mlruns"
-    with ScriptedLLM(counter_replies(["6", "undefined_name", "8"])) as llm:
+    with ScriptedLLM(counter_replies(["6", "int('crash')", "8"])) as llm:
         summary = run(task, tmp_path / "run", llm, "search.algorithm=hill-climb",
                       f"tracking.mlflow.tracking_uri=file://{mlruns}",
                       "tracking.mlflow.experiment=peers", "tracking.wandb.mode=offline")
@@ -66,8 +66,8 @@ def test_openevolve_folder_runs_unchanged_with_cascade_artifacts_and_tracking(tm
     assert rows[1].status == "correct" and rows[1].score == pytest.approx(0.1)
     by_value = {re.search(r"VALUE = (\S+)", row.source).group(1): row for row in rows.values()}
     assert by_value["6"].status == "correct" and by_value["6"].score == pytest.approx(0.6)
-    crashed = by_value["undefined_name"]  # a NameError is a failure, with its error
-    assert crashed.status == "incorrect" and "NameError" in crashed.error
+    crashed = by_value["int('crash')"]  # an exception is a failure, with its error
+    assert crashed.status == "incorrect" and "ValueError" in crashed.error
     stages = sql(store, "SELECT stage FROM evaluations WHERE candidate_id=? ORDER BY id",
                  (by_value["6"].id,)).fetchall()
     assert [s for (s,) in stages] == ["stage1", "stage2", "main"]
