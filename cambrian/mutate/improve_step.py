@@ -21,11 +21,11 @@ import ast
 from dataclasses import dataclass
 
 from cambrian.core.python_ast import parse_python
-from cambrian.task.blocks import BlockError, parse_regions
+from cambrian.mutate.required_names import loaded_names
+from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
 BUILD_PREFIX = "initial_"
 STEP_PREFIX = "improve_"
-NOTE_KEY = "improve_step"
 SOLUTION_NAMES = ("solution", "current_solution", "built_solution")
 HELPER_SUMMARY_CHARS = 240
 
@@ -47,22 +47,25 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
+def _in_blocks(node: ast.stmt, regions: EvolveRegions) -> bool:
+    return not regions.has_markers or regions.is_mutable(node.lineno - 1)
+
+
 def _loaded(nodes: list[ast.stmt]) -> set[str]:
-    return {node.id for statement in nodes for node in ast.walk(statement)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return set().union(*(loaded_names(node) for node in nodes))
 
 
-def entry_function(source: str) -> str | None:
-    """The function of the EVOLVE-BLOCKs the rest of the program (or the evaluator) runs."""
+def _parsed(source: str) -> tuple[ast.Module, EvolveRegions] | None:
     try:
-        tree = parse_python(source)
-        regions = parse_regions(source)
+        return parse_python(source), parse_regions(source)
     except (SyntaxError, BlockError):
         return None
+
+
+def _entry(tree: ast.Module, regions: EvolveRegions) -> str | None:
     in_block = {name: node for name, node in _functions(tree).items()
-                if not regions.has_markers or regions.is_mutable(node.lineno - 1)}
-    outside = [statement for statement in tree.body if regions.has_markers
-               and not regions.is_mutable(statement.lineno - 1)]
+                if _in_blocks(node, regions)}
+    outside = [statement for statement in tree.body if not _in_blocks(statement, regions)]
     called_outside = [name for name in in_block if name in _loaded(outside)]
     if len(called_outside) == 1:
         return called_outside[0]
@@ -70,6 +73,12 @@ def entry_function(source: str) -> str | None:
              if not any(name in _loaded([other]) for other_name, other in in_block.items()
                         if other_name != name)]
     return roots[0] if len(roots) == 1 else None
+
+
+def entry_function(source: str) -> str | None:
+    """The function of the EVOLVE-BLOCKs the rest of the program (or the evaluator) runs."""
+    parsed = _parsed(source)
+    return _entry(*parsed) if parsed else None
 
 
 def _parameters(node: ast.FunctionDef) -> tuple[str, ...] | None:
@@ -95,11 +104,11 @@ def _returned_names(node: ast.FunctionDef, taken: tuple[str, ...]) -> tuple[str,
 def scaffold(source: str) -> Scaffold | None:
     """``source`` with an improvement step after its entry function; None when there is no
     entry function it can be wired to."""
-    entry = entry_function(source)
-    if entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
+    parsed = _parsed(source)
+    entry = _entry(*parsed) if parsed else None
+    if parsed is None or entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
         return None
-    tree = parse_python(source)
-    functions = _functions(tree)
+    functions = _functions(parsed[0])
     node = functions[entry]
     inputs = _parameters(node)
     if inputs is None or entry in _loaded(node.body):
@@ -149,8 +158,8 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
     """The other functions the program runs (reached from the entry; a function nothing calls
     is often a broken leftover), each with its docstring's first sentence: a small model
     otherwise invents its own scoring or repair code beside them."""
-    regions = parse_regions(scaffold_.source)
-    functions = _functions(parse_python(scaffold_.source))
+    tree, regions = parse_python(scaffold_.source), parse_regions(scaffold_.source)
+    functions = _functions(tree)
     reached, frontier = set(), [scaffold_.entry]
     while frontier:
         name = frontier.pop()
@@ -160,8 +169,7 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
     skipped = (scaffold_.entry, scaffold_.step, BUILD_PREFIX + scaffold_.entry)
     helpers = []
     for name, node in functions.items():
-        if name in skipped or name not in reached or (
-                regions.has_markers and not regions.is_mutable(node.lineno - 1)):
+        if name in skipped or name not in reached or not _in_blocks(node, regions):
             continue
         paragraph = " ".join((ast.get_docstring(node) or "").split())
         sentence = paragraph.split(". ")[0].rstrip(".")

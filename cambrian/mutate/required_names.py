@@ -53,7 +53,7 @@ def bound_anywhere(tree: ast.Module) -> set[str]:
     return bound
 
 
-def loaded_names(tree: ast.Module) -> set[str]:
+def loaded_names(tree: ast.AST) -> set[str]:
     return {node.id for node in ast.walk(tree)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
