@@ -232,10 +232,11 @@ class MutationConfig(StrictModel):
     # approaches and, with general_strategies, general methods (local search, multi-start...).
     strategies: list[str] = Field(default_factory=list)
     general_strategies: bool = True
-    # An `improve_step` proposal (opt-in: list it in `types`) has the model write a step that
-    # improves the solution the program builds (cambrian/mutate/improve_step.py), with one of these task-specific methods
-    # or, with general_strategies, a general one that starts from a solution (local search...).
-    improve_methods: list[str] = Field(default_factory=list)
+    # An `improve_step` proposal (opt-in: list it in `types`) wires a hill-climbing loop after
+    # the program's build and has the model write its score and its move
+    # (cambrian/mutate/improve_step.py); the move makes one of these task-specific kinds of
+    # change or, with general_strategies, a general one (nudge, swap, reverse...).
+    improve_moves: list[str] = Field(default_factory=list)
 
     @field_validator("schedule", mode="before")
     @classmethod

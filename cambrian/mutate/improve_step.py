@@ -1,14 +1,16 @@
-"""An improvement step wired in by the framework, written by the model (Python).
+"""An improvement step wired in by the framework, its score and move written by the model (Python).
 
-Asked to build a local search or annealing "into the program", the 1.5B model writes the method
-as a new function and leaves the function the evaluator runs as it was, so the method never runs
-(measured in ``benchmarks/discovery.py``: every strategy child of the tour did this). An
-``improve_step`` proposal splits the work (seed 004 §9, decomposition): the framework renames the
-entry function ``initial_<entry>``, defines ``<entry>`` to pass what it built through
-``improve_<entry>``, and gives that step a stub that returns the solution unchanged. The model
-then writes one function with a clear contract: take the inputs and the current solution, return
-a better one of the same form. The scaffold behaves exactly like the parent, so the parent's
-score holds for it; a child whose step is still the stub is refused as unchanged.
+Asked to build a local search "into the program", the 1.5B model writes the method as a new
+function the program never calls (every strategy child of the tour in ``benchmarks/discovery.py``
+did this); asked to write the search step itself, it wrote the loop or its helpers, never both
+(benchmarks/results/discovery/after-step). An ``improve_step`` proposal therefore splits the work
+(seed 004 §9, decomposition): the framework renames the entry function ``initial_<entry>``,
+defines ``<entry>`` to pass what it built through ``improve_<entry>``, a hill-climbing loop it
+writes, and gives the loop two stubs: ``score_<entry>`` (how good a solution is; a constant) and
+``change_<entry>`` (a copy with one small change; the same solution). The model writes those two
+functions, which have a small, clear contract each. With the stubs the loop changes nothing, so
+the scaffold behaves like the parent and a child's gain is the model's score and move; the loop
+stops after ``STEP_SECONDS`` or ``PATIENCE`` changes in a row that were no better.
 
 The entry function is the block's top-level function that the code outside the blocks calls,
 or else the only one no other block function calls. Entries with ``*args``, keyword-only
@@ -26,6 +28,10 @@ from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
 BUILD_PREFIX = "initial_"
 STEP_PREFIX = "improve_"
+SCORE_PREFIX = "score_"
+CHANGE_PREFIX = "change_"
+STEP_SECONDS = 5
+PATIENCE = 5000  # changes in a row that were no better before the loop gives up
 SOLUTION_NAMES = ("solution", "current_solution", "built_solution")
 HELPER_SUMMARY_CHARS = 240
 
@@ -41,6 +47,18 @@ class Scaffold:
     @property
     def parameters(self) -> tuple[str, ...]:
         return (*self.inputs, *self.solution)
+
+    @property
+    def score(self) -> str:  # how good a solution is: the model writes it
+        return SCORE_PREFIX + self.entry
+
+    @property
+    def change(self) -> str:  # one small change of a solution: the model writes it
+        return CHANGE_PREFIX + self.entry
+
+    @property
+    def written_by_model(self) -> tuple[str, str]:
+        return (self.score, self.change)
 
 
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
@@ -114,12 +132,14 @@ def scaffold(source: str) -> Scaffold | None:
     if inputs is None or entry in _loaded(node.body):
         return None
     step, build = STEP_PREFIX + entry, BUILD_PREFIX + entry
+    score, change = SCORE_PREFIX + entry, CHANGE_PREFIX + entry
     if step in functions:
         existing = _parameters(functions[step])
-        if not existing or existing[:len(inputs)] != inputs or len(existing) == len(inputs):
+        if not existing or existing[:len(inputs)] != inputs or len(existing) == len(inputs) \
+                or score not in functions or change not in functions:
             return None
         return Scaffold(source, entry, step, inputs, existing[len(inputs):])
-    if build in functions:
+    if {build, score, change} & set(functions):
         return None
     solution = _returned_names(node, inputs)
     lines = source.split("\n")
@@ -130,19 +150,45 @@ def scaffold(source: str) -> Scaffold | None:
     docstring = (lines[first.lineno - 1:first.end_lineno or first.lineno]
                  if has_docstring else [])
     arguments, solved = ", ".join(inputs), ", ".join(solution)
+    parameters = ", ".join((*inputs, *solution))
     listed = " and ".join(f"`{name}`" for name in solution)
+    many = len(solution) > 1
+    given = (", ".join(inputs) + ", " if inputs else "") + ("*" if many else "")
     wrapper = [
         "",
         "",
         f"def {entry}({arguments}):",
         *docstring,
         f"    {solved} = {build}({arguments})",
-        f"    return {step}({', '.join((*inputs, *solution))})",
+        f"    return {step}({parameters})",
         "",
         "",
-        f"def {step}({', '.join((*inputs, *solution))}):",
-        f'    """Return a better {listed} than the ones given,',
-        f'    which `{build}` built; of the same form."""',
+        f"def {step}({parameters}):",
+        f'    """Hill climbing from what `{build}` built: keep a change from',
+        f"    `{change}` when `{score}` rates it higher;",
+        f'    stop after {STEP_SECONDS} s or {PATIENCE} changes in a row that were no better."""',
+        "    import time",
+        f"    best = {'(' + solved + ')' if many else solved}",
+        f"    best_score = {score}({given}best)",
+        "    started, failed = time.time(), 0",
+        f"    while time.time() - started < {STEP_SECONDS} and failed < {PATIENCE}:",
+        f"        candidate = {change}({given}best)",
+        f"        candidate_score = {score}({given}candidate)",
+        "        if candidate_score > best_score:",
+        "            best, best_score, failed = candidate, candidate_score, 0",
+        "        else:",
+        "            failed += 1",
+        "    return best",
+        "",
+        "",
+        f"def {score}({parameters}):",
+        f'    """How good {listed} {"are" if many else "is"}: higher is better, lowest for an '
+        'invalid result."""',
+        "    return 0.0",
+        "",
+        "",
+        f"def {change}({parameters}):",
+        f'    """A copy of {listed} with one small random change."""',
         f"    return {solved}",
     ]
     end = node.end_lineno or node.lineno
@@ -166,7 +212,8 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
         if name in functions and name not in reached:
             reached.add(name)
             frontier.extend(_loaded(functions[name].body))
-    skipped = (scaffold_.entry, scaffold_.step, BUILD_PREFIX + scaffold_.entry)
+    skipped = (scaffold_.entry, scaffold_.step, BUILD_PREFIX + scaffold_.entry,
+               *scaffold_.written_by_model)
     helpers = []
     for name, node in functions.items():
         if name in skipped or name not in reached or not _in_blocks(node, regions):
@@ -179,43 +226,25 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
     return helpers
 
 
-def loop_shape(scaffold_: Scaffold) -> str:
-    """A search loop over the step's own names, for the model to adapt: measured with the 1.5B,
-    a method described in words alone came back as a copy of a helper or a changed constant."""
+def step_instruction(scaffold_: Scaffold, move: str) -> str:
+    """The task of an ``improve_step`` proposal: write the step's score and its ``move``."""
+    parameters = ", ".join(scaffold_.parameters)
     solved = ", ".join(scaffold_.solution)
-    start = f"({solved})" if len(scaffold_.solution) > 1 else solved
-    return "\n".join((
-        f"def {scaffold_.step}({', '.join(scaffold_.parameters)}):",
-        f"    best = {start}",
-        "    best_score = score(best)",
-        "    start = time.time()",
-        "    while time.time() - start < 5:",
-        "        candidate = change(best)",
-        "        candidate_score = score(candidate)",
-        "        if candidate_score > best_score:",
-        "            best, best_score = candidate, candidate_score",
-        "    return best",
-    ))
-
-
-def step_instruction(scaffold_: Scaffold, method: str) -> str:
-    """The task of an ``improve_step`` proposal: write the step with ``method``."""
-    signature = f"{scaffold_.step}({', '.join(scaffold_.parameters)})"
-    solved = ", ".join(scaffold_.solution)
+    form = (f"tuple `({solved})`" if len(scaffold_.solution) > 1 else f"`{solved}`")
     helpers = callable_helpers(scaffold_)
-    inputs = "its own inputs and " if scaffold_.inputs else ""
     return (
-        f"Write the function `{signature}`. `{scaffold_.entry}` calls it with {inputs}"
-        f"`{solved}`, what `{BUILD_PREFIX}{scaffold_.entry}` built; it must return a better "
-        f"`{solved}` of exactly the same form (same types, shapes and constraints). Use this "
-        f"method: {method}\n"
-        + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
+        f"`{scaffold_.entry}` improves what `{BUILD_PREFIX}{scaffold_.entry}` built with the "
+        f"hill-climbing loop `{scaffold_.step}`, which keeps a change when it scores higher. "
+        "Write the two functions the loop calls, both complete:\n"
+        f"- `{scaffold_.score}({parameters})`: a number, higher for a better result as the "
+        "problem statement measures it, and lower than any valid result's for an invalid one. "
+        "It must not change its arguments.\n"
+        f"- `{scaffold_.change}({parameters})`: a new {form} of exactly the same form (same "
+        "types, shapes and constraints) with one small random change; copy before changing "
+        f"(for example with `.copy()` or `list(...)`), never change the arguments. The change: "
+        f"{move}\n"
+        + ("Functions of the program they can call:\n" + "\n".join(f"- {h}" for h in helpers)
            + "\n" if helpers else "")
-        + "A search loop has this shape; adapt it to the method, and write `score` (a number, "
-        "higher for a better result as the problem statement measures it, lowest for an "
-        "invalid one) and `change` (a copy with one small random change) as helper "
-        "functions:\n"
-        f"```python\n{loop_shape(scaffold_)}\n```\n"
-        "Keep the time bound well within the time limit. Your reply rewrites "
-        f"`{scaffold_.step}` completely, with the helper functions it calls."
+        + f"Keep both fast: the loop calls them thousands of times. Reply with both functions, "
+        f"and leave `{scaffold_.step}` as it is."
     )

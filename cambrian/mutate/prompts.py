@@ -22,7 +22,7 @@ from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.improve_step import scaffold, step_instruction
 from cambrian.mutate.intents import intent_instruction
 from cambrian.mutate.setting_lines import offers_setting_lines
-from cambrian.mutate.strategies import LOCAL_SEARCH, StrategyChoice
+from cambrian.mutate.strategies import STEP_MOVES, StrategyChoice
 from cambrian.mutate.tuning_targets import tuning_targets_text
 from cambrian.task.blocks import BlockError, block_contents, parse_regions
 from cambrian.task.folder import Task
@@ -195,7 +195,7 @@ class PromptBuilder:
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
         step = scaffold(parent.source) if intent == "improve_step" else None
         if step is not None:
-            task_text = step_instruction(step, strategy or LOCAL_SEARCH)
+            task_text = step_instruction(step, strategy or STEP_MOVES[0])
         elif strategy:
             task_text = StrategyChoice(strategy).instruction
         if focus and step is None:

@@ -48,10 +48,18 @@ NUMERIC_OPTIMISATION = (
 POPULATION_SEARCH = (
     "Population search: keep a small population of solutions; each round make new ones by "
     "randomly changing and combining the best, and keep the best few.")
-# The methods that start from a solution and improve it: what an improvement step
-# (cambrian/mutate/improve_step.py) is written with.
-REFINING_STRATEGIES: tuple[str, ...] = (
-    LOCAL_SEARCH, SIMULATED_ANNEALING, NUMERIC_OPTIMISATION, POPULATION_SEARCH)
+# The kinds of change the move of an improvement step (cambrian/mutate/improve_step.py) makes:
+# the framework's loop keeps a change when the model's score rates it higher.
+STEP_MOVES: tuple[str, ...] = (
+    "Nudge: move one element of the solution (a point, a coordinate, a value) by a small "
+    "random amount.",
+    "Swap: exchange two elements of the solution (two positions in an order, two values).",
+    "Reverse: reverse a random segment of an ordering (the 2-opt move of a tour), or mirror "
+    "one part of the solution.",
+    "Relocate: take one element out and put it back at a random new place.",
+    "Several small moves: nudge a few elements at once by amounts drawn from a normal "
+    "distribution whose width is a fraction of the solution's scale.",
+)
 GENERAL_STRATEGIES: tuple[str, ...] = (
     LOCAL_SEARCH,
     SIMULATED_ANNEALING,
@@ -82,12 +90,11 @@ class StrategyChoice:
 
 class StrategyMenu:
     def __init__(self, strategies: Sequence[str], store: Store,
-                 objective: Objective = MAXIMIZE, refining: Sequence[str] = ()) -> None:
-        """``refining``: the strategies an improvement step can be written with (a subset of
-        the menu; added to it when missing)."""
-        self.refining = list(dict.fromkeys(s.strip() for s in refining if s.strip()))
-        self.strategies = list(dict.fromkeys(
-            s.strip() for s in [*strategies, *self.refining] if s.strip()))
+                 objective: Objective = MAXIMIZE, moves: Sequence[str] = ()) -> None:
+        """``moves``: the kinds of change an improvement step's move can make, drawn like the
+        strategies but apart from them."""
+        self.moves = list(dict.fromkeys(s.strip() for s in moves if s.strip()))
+        self.strategies = list(dict.fromkeys(s.strip() for s in strategies if s.strip()))
         self.store = store
         self.objective = objective
 
@@ -133,20 +140,19 @@ class StrategyMenu:
 
     # ------------------------------------------------------------------ the draw
 
-    def weights(self, parent_id: int, refining: bool = False) -> dict[str, float]:
-        """Over the whole menu, or (``refining``) over the methods an improvement step can be
-        written with."""
+    def weights(self, parent_id: int, moves: bool = False) -> dict[str, float]:
+        """Over the menu of strategies, or (``moves``) over an improvement step's moves."""
         rates = self.success_rates()
         tried = self.tried_by_lineage(parent_id)
         raw = {text: rates.get(text, PRIOR_SUCCESS_RATE)
                * (TRIED_IN_LINEAGE_FACTOR if text in tried else 1.0)
-               for text in (self.refining if refining else self.strategies)}
+               for text in (self.moves if moves else self.strategies)}
         total = sum(raw.values())
         return {text: weight / total for text, weight in raw.items()} if total > 0 else {}
 
     def choose(self, rng: np.random.Generator, parent_id: int,
-               refining: bool = False) -> StrategyChoice | None:
-        weights = self.weights(parent_id, refining)
+               moves: bool = False) -> StrategyChoice | None:
+        weights = self.weights(parent_id, moves)
         if not weights:
             return None
         texts = list(weights)

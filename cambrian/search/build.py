@@ -39,7 +39,7 @@ from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
-from cambrian.mutate.strategies import GENERAL_STRATEGIES, REFINING_STRATEGIES, StrategyMenu
+from cambrian.mutate.strategies import GENERAL_STRATEGIES, STEP_MOVES, StrategyMenu
 from cambrian.search.archive import Archive
 from cambrian.search.budget import BudgetManager
 from cambrian.search.commit import Committer
@@ -190,8 +190,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     general = config.mutation.general_strategies
     strategies = (StrategyMenu(
         [*config.mutation.strategies, *(GENERAL_STRATEGIES if general else ())], store,
-        objective, refining=[*config.mutation.improve_methods,
-                             *(REFINING_STRATEGIES if general else ())])
+        objective, moves=[*config.mutation.improve_moves, *(STEP_MOVES if general else ())])
         if schedule is not None
         and {"strategy", "improve_step"} & set(config.mutation.types) else None)
 

@@ -127,7 +127,7 @@ class RequestBuilder:
         parent = self.view(sample.parent_id)
         if intent in ("strategy", "improve_step") and self.strategies is not None:
             choice = self.strategies.choose(self.rng, sample.parent_id,
-                                            refining=intent == "improve_step")
+                                            moves=intent == "improve_step")
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
         step = self._scaffold(sample.parent_id) if intent == "improve_step" else None

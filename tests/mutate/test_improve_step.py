@@ -1,6 +1,7 @@
-"""An improvement step the framework wires in and the model writes (cambrian/mutate/improve_step.py):
-the scaffold behaves like the parent, is found again in a child, is not forced on programs it
-cannot be wired to, and carries a child through the real loop."""
+"""An improvement step the framework wires in, its score and move written by the model
+(cambrian/mutate/improve_step.py): the scaffold behaves like the parent, is found again in a
+child, is not forced on programs it cannot be wired to, improves a solution once its score and
+move are written, and carries a child through the real loop."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from support.store_queries import sql
 
 from cambrian.api import start
 from cambrian.mutate.improve_step import entry_function, scaffold, step_instruction
-from cambrian.mutate.strategies import REFINING_STRATEGIES
+from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.store.store import Store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -57,10 +58,13 @@ def test_the_step_takes_what_the_entry_returned_by_name():
     assert "    centers, radii = initial_construct_packing()\n" \
         "    return improve_construct_packing(centers, radii)\n" in circles.source
     assert "def improve_construct_packing(centers, radii):" in circles.source
-    assert step_instruction(circles, REFINING_STRATEGIES[0]).startswith(
-        "Write the function `improve_construct_packing(centers, radii)`. `construct_packing` "
-        "calls it with `centers, radii`, what `initial_construct_packing` built")
-    assert "    best = (centers, radii)\n" in step_instruction(circles, REFINING_STRATEGIES[0])
+    assert "    best = (centers, radii)\n" \
+        "    best_score = score_construct_packing(*best)\n" in circles.source
+    assert "def change_construct_packing(centers, radii):" in circles.source
+    text = step_instruction(circles, STEP_MOVES[0])
+    assert text.startswith("`construct_packing` improves what `initial_construct_packing` "
+                           "built with the hill-climbing loop `improve_construct_packing`")
+    assert "- `change_construct_packing(centers, radii)`: a new tuple `(centers, radii)`" in text
     tour = scaffold((EXAMPLES / "tsp_tour" / "initial.py").read_text())
     assert tour.parameters == ("points", "tour")
     assert scaffold(tour.source) == tour  # found again in a child, names and all
@@ -83,26 +87,56 @@ def test_programs_it_cannot_be_wired_to_are_left_alone():
                              "return solve_tour(points[1:]) if len(points) > 99 else []")
     assert scaffold(recursive) is None
     assert scaffold("def broken(:\n") is None
+    taken = TOUR.replace("def left_to_right", "def score_solve_tour(points, tour):\n"
+                                              "    return 0\n\n\ndef left_to_right")
+    assert scaffold(taken) is None  # the model's function would replace the program's own
 
 
-def test_the_instruction_states_the_contract_and_the_method():
+def test_the_instruction_states_both_contracts_and_the_move():
     wired = scaffold(TOUR)
-    text = step_instruction(wired, REFINING_STRATEGIES[0])
-    assert text.startswith("Write the function `improve_solve_tour(points, solution)`")
-    assert "initial_solve_tour" in text and REFINING_STRATEGIES[0] in text
-    assert "time.time()" in text
-    # ...with a search loop over the step's own names to adapt.
-    assert "def improve_solve_tour(points, solution):\n    best = solution\n" in text
-    # The functions the step can call are listed; the entry, the build and the step are not.
-    assert "- `left_to_right(points)`" in text
+    text = step_instruction(wired, STEP_MOVES[1])
+    assert "- `score_solve_tour(points, solution)`: a number, higher for a better result" in text
+    assert "- `change_solve_tour(points, solution)`: a new `solution` of exactly the same form" in text
+    assert STEP_MOVES[1] in text and "leave `improve_solve_tour` as it is" in text
+    # The functions they can call are listed; the entry, the build and the step's own are not.
+    assert "- `left_to_right(points)`" in text and "`initial_solve_tour(" not in text
     circles = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
-    listed = step_instruction(circles, REFINING_STRATEGIES[0])
+    listed = step_instruction(circles, STEP_MOVES[0])
     assert "- `compute_max_radii(centers)`: Radii that keep every circle inside" in listed
     assert "run_packing" not in listed  # outside the block: it calls the entry
     leftover = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text().replace(
         "# EVOLVE-BLOCK-END", "def random_change(centers):\n    return centers[:1]\n"
                               "# EVOLVE-BLOCK-END"))
-    assert "random_change" not in step_instruction(leftover, REFINING_STRATEGIES[0])
+    assert "random_change" not in step_instruction(leftover, STEP_MOVES[0])
+
+
+TWO_OPT = '''
+MOVES = np.random.default_rng(0)
+
+
+def score_solve_tour(points, tour):
+    return -sum(np.hypot(*(points[tour[i]] - points[tour[i - 1]])) for i in range(len(tour)))
+
+
+def change_solve_tour(points, tour):
+    i, j = sorted(MOVES.choice(len(tour), 2, replace=False))
+    return tour[:i] + tour[i:j + 1][::-1] + tour[j + 1:]
+'''
+
+
+def test_the_loop_improves_the_solution_once_score_and_move_are_written(tmp_path: Path):
+    wired = scaffold((EXAMPLES / "tsp_tour" / "initial.py").read_text())
+    start_, end = wired.source.index("def score_solve_tour"), wired.source.index("# EVOLVE-BLOCK-END")
+    written = wired.source[:start_] + TWO_OPT.lstrip() + wired.source[end:]
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text((EXAMPLES / "tsp_tour" / "initial.py").read_text())
+    after.write_text(written)
+    points = np.random.default_rng(1).random((30, 2))
+    greedy = runpy.run_path(str(before))["solve_tour"](points)
+    improved = runpy.run_path(str(after))["solve_tour"](points)
+    length = runpy.run_path(str(after))["score_solve_tour"]
+    assert sorted(improved) == list(range(30))
+    assert length(points, improved) > length(points, greedy)  # a shorter tour
 
 
 STEP_TASK = '''# The score is what build returns.
@@ -119,18 +153,18 @@ def run():
 '''
 
 
-def doubling_step(messages: list[dict[str, str]], index: int) -> str:
-    """Writes the step it is asked for: doubles the solution (plus the call index, so that no
-    two replies are equal)."""
+def counting_step(messages: list[dict[str, str]], index: int) -> str:
+    """Writes the score and move it is asked for: the move adds one, up to a cap that grows
+    with the call index (so that no two replies are equal)."""
     task = messages[-1]["content"].split("## Your task\n", 1)[1]
-    assert re.match(r"Write the function `improve_build\(n, solution\)`", task), task
-    return (f"Double it\n```python\ndef improve_build(n, solution):\n"
-            f"    return solution * 2 + {index}\n```\n")
+    assert task.startswith("`build` improves what `initial_build` built"), task
+    return (f"Count up\n```python\ndef score_build(n, solution):\n    return solution\n\n\n"
+            f"def change_build(n, solution):\n    return min(solution + 1, {9 + index})\n```\n")
 
 
 def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
     task = write_counter_task(tmp_path / "task", initial=STEP_TASK)
-    with ScriptedLLM(doubling_step) as llm:
+    with ScriptedLLM(counting_step) as llm:
         evolution = start(task, run_dir=tmp_path / "run", overrides=[
             "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
             "novelty.enabled=false", "meta.enabled=false", "evolution.generations=3",
@@ -145,12 +179,12 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         assert children, [r.error for r in store.candidates.list()]
         first = children[0]
         assert first.notes["intent"] == "improve_step" and first.operator == "diff"
-        assert first.notes["strategy"] in REFINING_STRATEGIES
+        assert first.notes["strategy"] in STEP_MOVES
         assert first.notes["focus_function"] == "improve_build"
         assert "def initial_build(n):" in first.source
         assert "return improve_build(n, solution)" in first.source
-        assert first.score == 6.0  # 3 doubled by the model's step
-        assert max(r.score for r in children) > 6.0
+        assert first.score > 3.0  # counted up from 3 by the loop with the model's move
+        assert max(r.score for r in children) > first.score
         context = sql(store, "SELECT messages_json FROM contexts WHERE id=?",
                       (first.context_id,)).fetchone()[0]
         assert "def improve_build(n, solution):" in context  # the prompt shows the scaffold
