@@ -7,10 +7,12 @@ did this); asked to write the search step itself, it wrote the loop or its helpe
 (seed 004 §9, decomposition): the framework renames the entry function ``initial_<entry>``,
 defines ``<entry>`` to pass what it built through ``improve_<entry>``, a hill-climbing loop it
 writes, and gives the loop two stubs: ``score_<entry>`` (how good a solution is; a constant) and
-``change_<entry>`` (a copy with one small change; the same solution). The model writes those two
-functions, which have a small, clear contract each. With the stubs the loop changes nothing, so
-the scaffold behaves like the parent and a child's gain is the model's score and move; the loop
-stops after ``STEP_SECONDS`` or ``PATIENCE`` changes in a row that were no better.
+``change_<entry>`` (a copy with one small change; the same solution). A proposal has the model
+write one of them, each a small, clear contract: the score while it is the stub, then the move
+(asked for both at once, the 1.5B wrote one and left the other a stub). With a stub the loop
+changes nothing, so the scaffold behaves like the parent and a child's gain is the model's score
+and move; the loop stops after ``STEP_SECONDS`` or ``PATIENCE`` changes in a row that were no
+better.
 
 The entry function is the block's top-level function that the code outside the blocks calls,
 or else the only one no other block function calls. Entries with ``*args``, keyword-only
@@ -22,6 +24,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+import numpy as np
+
 from cambrian.core.python_ast import parse_python
 from cambrian.mutate.required_names import loaded_names
 from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
@@ -32,6 +36,7 @@ SCORE_PREFIX = "score_"
 CHANGE_PREFIX = "change_"
 STEP_SECONDS = 5
 PATIENCE = 5000  # changes in a row that were no better before the loop gives up
+MOVE_SHARE = 0.7  # of the proposals to a step whose score and move are both written
 SOLUTION_NAMES = ("solution", "current_solution", "built_solution")
 HELPER_SUMMARY_CHARS = 240
 
@@ -43,6 +48,7 @@ class Scaffold:
     step: str  # the function the model writes: improve_<entry>
     inputs: tuple[str, ...]  # the entry's parameters
     solution: tuple[str, ...]  # what the build returns, as the step's last parameters
+    stubs: frozenset[str] = frozenset()  # the model's functions that are still the stubs
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -59,6 +65,15 @@ class Scaffold:
     @property
     def written_by_model(self) -> tuple[str, str]:
         return (self.score, self.change)
+
+    def to_write(self, rng: np.random.Generator) -> str:
+        """The function a proposal asks for: the score while it is a stub, then the move,
+        and once both are written the move mostly (a score can be wrong too)."""
+        if self.score in self.stubs:
+            return self.score
+        if self.change in self.stubs or rng.random() < MOVE_SHARE:
+            return self.change
+        return self.score
 
 
 def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
@@ -138,7 +153,11 @@ def scaffold(source: str) -> Scaffold | None:
         if not existing or existing[:len(inputs)] != inputs or len(existing) == len(inputs) \
                 or score not in functions or change not in functions:
             return None
-        return Scaffold(source, entry, step, inputs, existing[len(inputs):])
+        solution = existing[len(inputs):]
+        stubs = frozenset(name for name, stub in ((score, _is_score_stub),
+                                                  (change, _is_change_stub))
+                          if stub(functions[name], solution))
+        return Scaffold(source, entry, step, inputs, solution, stubs)
     if {build, score, change} & set(functions):
         return None
     solution = _returned_names(node, inputs)
@@ -193,7 +212,25 @@ def scaffold(source: str) -> Scaffold | None:
     ]
     end = node.end_lineno or node.lineno
     lines[end:end] = wrapper
-    return Scaffold("\n".join(lines), entry, step, inputs, solution)
+    return Scaffold("\n".join(lines), entry, step, inputs, solution, frozenset((score, change)))
+
+
+def _returned(node: ast.FunctionDef) -> ast.expr | None:
+    """What a function that only returns (after its docstring) returns."""
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    only = body[0] if len(body) == 1 else None
+    return only.value if isinstance(only, ast.Return) else None
+
+
+def _is_score_stub(node: ast.FunctionDef, solution: tuple[str, ...]) -> bool:
+    value = _returned(node)
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
+
+
+def _is_change_stub(node: ast.FunctionDef, solution: tuple[str, ...]) -> bool:
+    value = _returned(node)
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    return [item.id if isinstance(item, ast.Name) else None for item in items] == list(solution)
 
 
 def _signature(node: ast.FunctionDef) -> str:
@@ -226,25 +263,31 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
     return helpers
 
 
-def step_instruction(scaffold_: Scaffold, move: str) -> str:
-    """The task of an ``improve_step`` proposal: write the step's score and its ``move``."""
+def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
+    """The task of an ``improve_step`` proposal: write ``function``, the step's score or its
+    move (making a change of the kind ``move``)."""
     parameters = ", ".join(scaffold_.parameters)
     solved = ", ".join(scaffold_.solution)
     form = (f"tuple `({solved})`" if len(scaffold_.solution) > 1 else f"`{solved}`")
     helpers = callable_helpers(scaffold_)
+    if function == scaffold_.score:
+        contract = ("a number, higher for a better result as the problem statement measures it, "
+                    "and lower than any valid result's for an invalid one. It must not change "
+                    "its arguments.")
+    else:
+        contract = (f"a new {form} of exactly the same form (same types, shapes and "
+                    "constraints) with one small random change, still valid as the problem "
+                    "requires: after changing a part, recompute what depends on it (with the "
+                    "program's functions below where they do that). Copy before changing (for "
+                    "example with `.copy()` or `list(...)`), never change the arguments. The "
+                    f"change: {move}")
     return (
         f"`{scaffold_.entry}` improves what `{BUILD_PREFIX}{scaffold_.entry}` built with the "
-        f"hill-climbing loop `{scaffold_.step}`, which keeps a change when it scores higher. "
-        "Write the two functions the loop calls, both complete:\n"
-        f"- `{scaffold_.score}({parameters})`: a number, higher for a better result as the "
-        "problem statement measures it, and lower than any valid result's for an invalid one. "
-        "It must not change its arguments.\n"
-        f"- `{scaffold_.change}({parameters})`: a new {form} of exactly the same form (same "
-        "types, shapes and constraints) with one small random change; copy before changing "
-        f"(for example with `.copy()` or `list(...)`), never change the arguments. The change: "
-        f"{move}\n"
-        + ("Functions of the program they can call:\n" + "\n".join(f"- {h}" for h in helpers)
+        f"hill-climbing loop `{scaffold_.step}`: it keeps a change made by "
+        f"`{scaffold_.change}` when `{scaffold_.score}` rates it higher. Write "
+        f"`{function}({parameters})`: {contract}\n"
+        + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
            + "\n" if helpers else "")
-        + f"Keep both fast: the loop calls them thousands of times. Reply with both functions, "
-        f"and leave `{scaffold_.step}` as it is."
+        + f"Keep it fast: the loop calls it thousands of times. Reply with `{function}` "
+        "complete, and leave the other functions as they are."
     )

@@ -195,7 +195,7 @@ class PromptBuilder:
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
         step = scaffold(parent.source) if intent == "improve_step" else None
         if step is not None:
-            task_text = step_instruction(step, strategy or STEP_MOVES[0])
+            task_text = step_instruction(step, focus or step.score, strategy or STEP_MOVES[0])
         elif strategy:
             task_text = StrategyChoice(strategy).instruction
         if focus and step is None:

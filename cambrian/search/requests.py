@@ -125,16 +125,16 @@ class RequestBuilder:
             note for hook in self.hooks for note in hook.prompt_notes(self.rng))
         tags: dict[str, Any] = {"intent": intent} if intent else {}
         parent = self.view(sample.parent_id)
-        if intent in ("strategy", "improve_step") and self.strategies is not None:
-            choice = self.strategies.choose(self.rng, sample.parent_id,
-                                            moves=intent == "improve_step")
-            if choice is not None:
-                tags[STRATEGY_NOTE] = choice.text
         step = self._scaffold(sample.parent_id) if intent == "improve_step" else None
         if step is not None:
             # The model works on the parent with the step wired in (it behaves the same).
             parent = replace(parent, source=step.source)
-            tags[FOCUS_NOTE] = step.step
+            tags[FOCUS_NOTE] = step.to_write(self.rng)
+        writes_move = step is not None and tags[FOCUS_NOTE] == step.change
+        if (intent == "strategy" or writes_move) and self.strategies is not None:
+            choice = self.strategies.choose(self.rng, sample.parent_id, moves=writes_move)
+            if choice is not None:
+                tags[STRATEGY_NOTE] = choice.text
         if intent in FOCUSED_INTENTS and self.language is not None:
             focus = choose_focus(self.rng, parent.source, self.language)
             if focus is not None:

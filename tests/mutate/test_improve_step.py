@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import runpy
 from pathlib import Path
 
@@ -60,10 +61,11 @@ def test_the_step_takes_what_the_entry_returned_by_name():
     assert "    best = (centers, radii)\n" \
         "    best_score = score_construct_packing(*best)\n" in circles.source
     assert "def change_construct_packing(centers, radii):" in circles.source
-    text = step_instruction(circles, STEP_MOVES[0])
+    text = step_instruction(circles, circles.change, STEP_MOVES[0])
     assert text.startswith("`construct_packing` improves what `initial_construct_packing` "
                            "built with the hill-climbing loop `improve_construct_packing`")
-    assert "- `change_construct_packing(centers, radii)`: a new tuple `(centers, radii)`" in text
+    assert "Write `change_construct_packing(centers, radii)`: a new tuple `(centers, radii)`" \
+        in text
     tour = scaffold((EXAMPLES / "tsp_tour" / "initial.py").read_text())
     assert tour.parameters == ("points", "tour")
     assert scaffold(tour.source) == tour  # found again in a child, names and all
@@ -91,22 +93,38 @@ def test_programs_it_cannot_be_wired_to_are_left_alone():
     assert scaffold(taken) is None  # the model's function would replace the program's own
 
 
-def test_the_instruction_states_both_contracts_and_the_move():
+def test_a_proposal_writes_the_score_first_then_the_move():
+    rng = np.random.default_rng(0)
     wired = scaffold(TOUR)
-    text = step_instruction(wired, STEP_MOVES[1])
-    assert "- `score_solve_tour(points, solution)`: a number, higher for a better result" in text
-    assert "- `change_solve_tour(points, solution)`: a new `solution` of exactly the same form" in text
-    assert STEP_MOVES[1] in text and "leave `improve_solve_tour` as it is" in text
-    # The functions they can call are listed; the entry, the build and the step's own are not.
-    assert "- `left_to_right(points)`" in text and "`initial_solve_tour(" not in text
+    assert wired.stubs == {"score_solve_tour", "change_solve_tour"}
+    assert wired.to_write(rng) == "score_solve_tour"
+    scored = scaffold(wired.source.replace("    return 0.0", "    return -len(solution)"))
+    assert scored.stubs == {"change_solve_tour"} and scored.to_write(rng) == "change_solve_tour"
+    both = scaffold(scored.source.replace('change."""\n    return solution\n',
+                                          'change."""\n    return solution[::-1]\n'))
+    assert both.stubs == frozenset()
+    assert {both.to_write(rng) for _ in range(50)} == {"score_solve_tour", "change_solve_tour"}
+
+
+def test_the_instruction_states_the_contract_and_the_move():
+    wired = scaffold(TOUR)
+    score = step_instruction(wired, wired.score, STEP_MOVES[1])
+    assert "Write `score_solve_tour(points, solution)`: a number, higher for a better" in score
+    assert STEP_MOVES[1] not in score
+    move = step_instruction(wired, wired.change, STEP_MOVES[1])
+    assert "Write `change_solve_tour(points, solution)`: a new `solution` of exactly the same" \
+        in move
+    assert STEP_MOVES[1] in move and "leave the other functions as they are" in move
+    # The functions it can call are listed; the entry, the build and the step's own are not.
+    assert "- `left_to_right(points)`" in move and "`initial_solve_tour(" not in move
     circles = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
-    listed = step_instruction(circles, STEP_MOVES[0])
+    listed = step_instruction(circles, circles.score, STEP_MOVES[0])
     assert "- `compute_max_radii(centers)`: Radii that keep every circle inside" in listed
     assert "run_packing" not in listed  # outside the block: it calls the entry
     leftover = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text().replace(
         "# EVOLVE-BLOCK-END", "def random_change(centers):\n    return centers[:1]\n"
                               "# EVOLVE-BLOCK-END"))
-    assert "random_change" not in step_instruction(leftover, STEP_MOVES[0])
+    assert "random_change" not in step_instruction(leftover, leftover.score, STEP_MOVES[0])
 
 
 TWO_OPT = '''
@@ -153,10 +171,11 @@ def run():
 
 
 def counting_step(messages: list[dict[str, str]], index: int) -> str:
-    """Writes the score and move it is asked for: the move adds one, up to a cap that grows
-    with the call index (so that no two replies are equal)."""
+    """Writes the score and the move, whichever it is asked for: the move adds one, up to a
+    cap that grows with the call index (so that no two replies are equal)."""
     task = messages[-1]["content"].split("## Your task\n", 1)[1]
     assert task.startswith("`build` improves what `initial_build` built"), task
+    assert re.search(r"Write `(score|change)_build\(n, solution\)`", task), task
     return (f"Count up\n```python\ndef score_build(n, solution):\n    return solution\n\n\n"
             f"def change_build(n, solution):\n    return min(solution + 1, {9 + index})\n```\n")
 
@@ -166,7 +185,7 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
     with ScriptedLLM(counting_step) as llm:
         evolution = start(task, run_dir=tmp_path / "run", overrides=[
             "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
-            "novelty.enabled=false", "meta.enabled=false", "evolution.generations=3",
+            "novelty.enabled=false", "meta.enabled=false", "evolution.generations=6",
             "mutation.types=[improve_step]"])
         try:
             asyncio.run(evolution.run())
@@ -178,8 +197,10 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         assert children, [r.error for r in store.candidates.list()]
         first = children[0]
         assert first.notes["intent"] == "improve_step" and first.operator == "diff"
-        assert first.notes["strategy"] in STEP_MOVES
-        assert first.notes["focus_function"] == "improve_build"
+        assert first.notes["focus_function"] == "score_build"  # the score first
+        assert "strategy" not in first.notes  # (a move is drawn for the move only)
+        moves = [r for r in children if r.notes.get("focus_function") == "change_build"]
+        assert moves and all(r.notes["strategy"] in STEP_MOVES for r in moves)
         assert "def initial_build(n):" in first.source
         assert "return improve_build(n, solution)" in first.source
         assert first.score > 3.0  # counted up from 3 by the loop with the model's move
