@@ -77,6 +77,9 @@ class RunFigures:
     calls_improving: int
     chain: list[Step] = field(default_factory=list)
     wall_s: float = 0.0
+    # intent (or the patch kind when the schedule is off) -> proposals, evaluated, correct,
+    # better than the parent
+    by_intent: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def structural_llm_step(self) -> bool:
@@ -199,19 +202,28 @@ def analyse(run_dir: Path, task: str, seed: int, wall_s: float) -> RunFigures:
     mutation = [c for c in contexts if c.purpose == "mutation"]
     by_context = {r.context_id: r for r in rows.values() if r.context_id is not None}
     evaluable = correct_calls = improving = 0
+    by_intent: dict[str, list[int]] = {}
     for call in mutation:
         child = by_context.get(call.id)
+        intent = (str(child.notes.get("intent") or child.operator) if child is not None
+                  else "no child recorded")
+        counts = by_intent.setdefault(intent, [0, 0, 0, 0])
+        counts[0] += 1
         if child is None or not child.status.evaluated:
             continue
         evaluable += 1
+        counts[1] += 1
         if child.status is CandidateStatus.CORRECT:
             correct_calls += 1
+            counts[2] += 1
             parent = rows.get(child.parent_id) if child.parent_id else None
             if parent is not None and improves(child.score, parent.score):
                 improving += 1
+                counts[3] += 1
     evaluations = sum(1 for r in rows.values() if r.id != 1 and r.status.evaluated)
     return RunFigures(task, seed, len(contexts), len(mutation), evaluations, initial, best,
-                      best_after, gain, evaluable, correct_calls, improving, chain, wall_s)
+                      best_after, gain, evaluable, correct_calls, improving, chain, wall_s,
+                      by_intent)
 
 
 def spent_calls(run_dir: Path) -> int:
@@ -260,6 +272,9 @@ def report(figures: list[RunFigures]) -> str:
             f"    proposals yielding a child that was evaluated {f.calls_evaluable}/"
             f"{f.mutation_calls}, correct {f.calls_correct}, better than its parent "
             f"{f.calls_improving}; gain from {gains or 'nothing'}")
+        lines.append("    by intent (proposals / evaluated / correct / better): " + ", ".join(
+            f"{intent} {'/'.join(map(str, counts))}"
+            for intent, counts in sorted(f.by_intent.items())))
         for step in f.chain:
             lines.append(f"    step: candidate {step.candidate} ({step.operator}, {step.change}) "
                          f"{fmt(step.score)} (+{step.gain:.4g}) {step.description}")

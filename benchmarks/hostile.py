@@ -15,78 +15,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from hostile_runner import (  # noqa: E402
+    CLI,
+    ROOT,
+    SECRET,
+    Case,
+    Outcome,
+    cambrian,
+    clean,
+    processes_with,
+    settings,
+)
+from hostile_servers import always_401, always_500, garbage_json, server_case, server_down, too_slow  # noqa: E402
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task  # noqa: E402
 
 from cambrian.store.store import Store  # noqa: E402
-
-CLI = [sys.executable, "-m", "cambrian"]
-SECRET = "sk-hostile-0123456789abcdefXYZ"
-QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false",
-         "evaluation.timeout_s=8", "evaluation.memory_limit_mb=1024",
-         "evolution.patch_types=[full]", "evolution.patch_type_probs=[1.0]",
-         "mutation.schedule=off"]
-
-
-@dataclass
-class Outcome:
-    name: str
-    handled: bool
-    detail: str
-
-
-@dataclass
-class Case:
-    name: str
-    run: Callable[[Path], tuple[bool, str]]
-
-
-def cambrian(*args: str, env: dict[str, str] | None = None,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})}, cwd=ROOT)
-
-
-def settings(model: dict[str, Any], *more: str) -> list[str]:
-    flat = ["--set", "llm.models=[" + json.dumps(model) + "]"]
-    for item in (*QUIET, *more):
-        flat += ["--set", item]
-    return flat
-
-
-def clean(result: subprocess.CompletedProcess[str]) -> bool:
-    return "Traceback" not in result.stdout + result.stderr
-
-
-def processes_with(marker: str) -> list[str]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in command:
-                found.append(f"{proc.name}: {command.strip()}")
-    return found
-
 
 # --------------------------------------------------------------------------- candidates
 
@@ -288,92 +244,6 @@ def killed_cambrian(work: Path) -> tuple[bool, str]:
     if resumed.returncode != 0 or not clean(resumed):
         return False, f"resume exit {resumed.returncode}: {resumed.stderr[-300:]}"
     return True, "candidate gone 3 s after kill -9; resume finished the run (exit 0)"
-
-
-# --------------------------------------------------------------------------- servers
-
-
-class MisbehavingServer:
-    def __init__(self, answer: Callable[[BaseHTTPRequestHandler, int], None]) -> None:
-        self.calls = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                outer.calls += 1
-                answer(self, outer.calls)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def model(self) -> dict[str, Any]:
-        port = self.server.server_address[1]
-        return {"provider": "openai", "model": "m", "base_url": f"http://127.0.0.1:{port}/v1",
-                "timeout_s": 3}
-
-
-def send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
-
-
-def server_case(answer: Callable[[BaseHTTPRequestHandler, int], None], exit_code: int,
-                phrase: str) -> Callable[[Path], tuple[bool, str]]:
-    def run(work: Path) -> tuple[bool, str]:
-        server = MisbehavingServer(answer)
-        task = write_counter_task(work / "task")
-        began = time.monotonic()
-        try:
-            result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3",
-                              *settings(server.model, "llm.retries.max_attempts=2",
-                                        "llm.retries.initial_backoff_s=0"))
-        finally:
-            server.server.shutdown()
-        took = time.monotonic() - began
-        text = result.stdout + result.stderr
-        ok = result.returncode == exit_code and clean(result) and phrase in text
-        return ok, (f"exit {result.returncode} in {took:.0f} s after {server.calls} calls; "
-                    f"'{phrase}' {'shown' if phrase in text else 'missing'}")
-
-    return run
-
-
-def garbage_json(handler: BaseHTTPRequestHandler, call: int) -> None:
-    send(handler, 200, b'{"choices": [ not json')
-
-
-def always_500(handler: BaseHTTPRequestHandler, call: int) -> None:
-    send(handler, 500, b'{"error": {"message": "overloaded"}}')
-
-
-def always_401(handler: BaseHTTPRequestHandler, call: int) -> None:
-    send(handler, 401, b'{"error": {"message": "bad key", "type": "invalid_request_error"}}')
-
-
-def too_slow(handler: BaseHTTPRequestHandler, call: int) -> None:
-    time.sleep(6)
-    try:
-        send(handler, 200, b"{}")
-    except BrokenPipeError:
-        pass  # the client gave up, as it should
-
-
-def server_down(work: Path) -> tuple[bool, str]:
-    task = write_counter_task(work / "task")
-    began = time.monotonic()
-    result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3", *settings(
-        {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}))
-    took = time.monotonic() - began
-    ok = result.returncode == 5 and clean(result) and "nothing answers" in result.stderr
-    return ok, f"exit {result.returncode} in {took:.1f} s, before any LLM call"
 
 
 def reply_case(reply: Callable[[list[dict[str, str]], int], str],

@@ -1,0 +1,98 @@
+"""Hostile model servers for benchmarks/hostile.py: a local HTTP server speaking the OpenAI
+protocol misbehaves (garbage, errors, slowness, nothing listening); the run must stop as
+documented, with one line and the right exit code, never a traceback."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from hostile_runner import cambrian, clean, settings
+from support.scripted_llm import write_counter_task
+
+
+class MisbehavingServer:
+    def __init__(self, answer: Callable[[BaseHTTPRequestHandler, int], None]) -> None:
+        self.calls = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                outer.calls += 1
+                answer(self, outer.calls)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def model(self) -> dict[str, Any]:
+        port = self.server.server_address[1]
+        return {"provider": "openai", "model": "m", "base_url": f"http://127.0.0.1:{port}/v1",
+                "timeout_s": 3}
+
+
+def send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def server_case(answer: Callable[[BaseHTTPRequestHandler, int], None], exit_code: int,
+                phrase: str) -> Callable[[Path], tuple[bool, str]]:
+    def run(work: Path) -> tuple[bool, str]:
+        server = MisbehavingServer(answer)
+        task = write_counter_task(work / "task")
+        began = time.monotonic()
+        try:
+            result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3",
+                              *settings(server.model, "llm.retries.max_attempts=2",
+                                        "llm.retries.initial_backoff_s=0"))
+        finally:
+            server.server.shutdown()
+        took = time.monotonic() - began
+        text = result.stdout + result.stderr
+        ok = result.returncode == exit_code and clean(result) and phrase in text
+        return ok, (f"exit {result.returncode} in {took:.0f} s after {server.calls} calls; "
+                    f"'{phrase}' {'shown' if phrase in text else 'missing'}")
+
+    return run
+
+
+def garbage_json(handler: BaseHTTPRequestHandler, call: int) -> None:
+    send(handler, 200, b'{"choices": [ not json')
+
+
+def always_500(handler: BaseHTTPRequestHandler, call: int) -> None:
+    send(handler, 500, b'{"error": {"message": "overloaded"}}')
+
+
+def always_401(handler: BaseHTTPRequestHandler, call: int) -> None:
+    send(handler, 401, b'{"error": {"message": "bad key", "type": "invalid_request_error"}}')
+
+
+def too_slow(handler: BaseHTTPRequestHandler, call: int) -> None:
+    time.sleep(6)
+    try:
+        send(handler, 200, b"{}")
+    except BrokenPipeError:
+        pass  # the client gave up, as it should
+
+
+def server_down(work: Path) -> tuple[bool, str]:
+    task = write_counter_task(work / "task")
+    began = time.monotonic()
+    result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3", *settings(
+        {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}))
+    took = time.monotonic() - began
+    ok = result.returncode == 5 and clean(result) and "nothing answers" in result.stderr
+    return ok, f"exit {result.returncode} in {took:.1f} s, before any LLM call"
