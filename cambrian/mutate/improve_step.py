@@ -45,7 +45,7 @@ HELPER_SUMMARY_CHARS = 240
 class Scaffold:
     source: str  # the parent with the step wired in (the parent itself when it already was)
     entry: str  # the function the evaluator runs
-    step: str  # the function the model writes: improve_<entry>
+    step: str  # improve_<entry>: the framework's hill-climbing loop
     inputs: tuple[str, ...]  # the entry's parameters
     solution: tuple[str, ...]  # what the build returns, as the step's last parameters
     stubs: frozenset[str] = frozenset()  # the model's functions that are still the stubs
@@ -201,8 +201,7 @@ def scaffold(source: str) -> Scaffold | None:
         "",
         "",
         f"def {score}({parameters}):",
-        f'    """How good {listed} {"are" if many else "is"}: higher is better, lowest for an '
-        'invalid result."""',
+        f'    """How good {listed} {"are" if many else "is"}: higher is better."""',
         "    return 0.0",
         "",
         "",
@@ -271,9 +270,10 @@ def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
     form = (f"tuple `({solved})`" if len(scaffold_.solution) > 1 else f"`{solved}`")
     helpers = callable_helpers(scaffold_)
     if function == scaffold_.score:
-        contract = ("a number, higher for a better result as the problem statement measures it, "
-                    "and lower than any valid result's for an invalid one. It must not change "
-                    "its arguments.")
+        contract = (f"the number the problem statement asks to maximise, computed from `{solved}` "
+                    "(minus that number when it asks to minimise one): higher must mean better. "
+                    "Compute it directly; do not check validity here, the change keeps the "
+                    "result valid. It must not change its arguments.")
     else:
         contract = (f"a new {form} of exactly the same form (same types, shapes and "
                     "constraints) with one small random change, still valid as the problem "

@@ -109,7 +109,8 @@ def test_a_proposal_writes_the_score_first_then_the_move():
 def test_the_instruction_states_the_contract_and_the_move():
     wired = scaffold(TOUR)
     score = step_instruction(wired, wired.score, STEP_MOVES[1])
-    assert "Write `score_solve_tour(points, solution)`: a number, higher for a better" in score
+    assert "Write `score_solve_tour(points, solution)`: the number the problem statement asks " \
+        "to maximise, computed from `solution`" in score
     assert STEP_MOVES[1] not in score
     move = step_instruction(wired, wired.change, STEP_MOVES[1])
     assert "Write `change_solve_tour(points, solution)`: a new `solution` of exactly the same" \
