@@ -12,6 +12,7 @@ from typing import Any
 from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import LLMResponse
 from cambrian.mutate.dead_code import behaviour_unchanged
+from cambrian.mutate.improve_step import step_contract_error
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
 from cambrian.mutate.python_repairs import repair_python_child
@@ -70,9 +71,9 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
     if language.name == "python":
-        undefined = undefined_names_error(parent_source, source)
-        if undefined:
-            return Refusal(undefined, RefusalKind.SYNTAX)
+        broken = undefined_names_error(parent_source, source) or step_contract_error(source)
+        if broken:
+            return Refusal(broken, RefusalKind.SYNTAX)
     return source, patch.description, notes
 
 

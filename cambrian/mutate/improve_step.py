@@ -291,3 +291,33 @@ def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
         + f"Keep it fast: the loop calls it thousands of times. Reply with `{function}` "
         "complete, and leave the other functions as they are."
     )
+
+
+def _returns_a_value(node: ast.FunctionDef) -> bool:
+    """Whether the function itself (not a function nested in it) returns a value."""
+    frontier: list[ast.AST] = list(node.body)
+    while frontier:
+        current = frontier.pop()
+        if isinstance(current, ast.Return) and current.value is not None:
+            return True
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                    ast.ClassDef)):
+            frontier.extend(ast.iter_child_nodes(current))
+    return False
+
+
+def step_contract_error(source: str) -> str:
+    """Why a program with an improvement step breaks the step's contract before it runs: a
+    score or a move that returns nothing (seen: a move that swapped in place and returned
+    None, failing in the loop); "" when it keeps it or has no step."""
+    wired = scaffold(source)
+    if wired is None or wired.source != source:
+        return ""
+    functions = _functions(parse_python(source))
+    solved = ", ".join(wired.solution)
+    wanted = {wired.score: "the number", wired.change: f"the new `{solved}`"}
+    for name, what in wanted.items():
+        if not _returns_a_value(functions[name]):
+            return (f"`{name}` returns nothing, so the loop `{wired.step}` fails on it; it must "
+                    f"return {what}")
+    return ""

@@ -16,7 +16,12 @@ from support.scripted_llm import ScriptedLLM, write_counter_task
 from support.store_queries import sql
 
 from cambrian.api import start
-from cambrian.mutate.improve_step import entry_function, scaffold, step_instruction
+from cambrian.mutate.improve_step import (
+    entry_function,
+    scaffold,
+    step_contract_error,
+    step_instruction,
+)
 from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.store.store import Store
 
@@ -211,3 +216,19 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         assert "def improve_build(n, solution):" in context  # the prompt shows the scaffold
     finally:
         store.close()
+
+
+def test_a_score_or_move_that_returns_nothing_is_refused_before_it_runs():
+    wired = scaffold(TOUR)
+    assert step_contract_error(wired.source) == "" and step_contract_error(TOUR) == ""
+    in_place = wired.source.replace(
+        'change."""\n    return solution\n',
+        'change."""\n    solution[0], solution[1] = solution[1], solution[0]\n')
+    assert step_contract_error(in_place) == (
+        "`change_solve_tour` returns nothing, so the loop `improve_solve_tour` fails on it; it "
+        "must return the new `solution`")
+    nested = wired.source.replace(
+        '    """How good `solution` is: higher is better."""\n    return 0.0\n',
+        '    """How good `solution` is: higher is better."""\n'
+        '    def length():\n        return 1.0\n    length()\n')
+    assert step_contract_error(nested).startswith("`score_solve_tour` returns nothing")
