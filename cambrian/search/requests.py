@@ -124,15 +124,20 @@ class RequestBuilder:
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
             note for hook in self.hooks for note in hook.prompt_notes(self.rng))
         tags: dict[str, Any] = {"intent": intent} if intent else {}
-        parent = self.view(sample.parent_id)
-        step = self._scaffold(sample.parent_id) if intent == "improve_step" else None
+        parent_id = sample.parent_id
+        step = self._scaffold(parent_id) if intent == "improve_step" else None
+        if step is not None and step.score in step.stubs:
+            # A child already wrote this step's score: go on with its move.
+            parent_id = self._scored_child(parent_id) or parent_id
+            step = self._scaffold(parent_id)
+        parent = self.view(parent_id)
         if step is not None:
             # The model works on the parent with the step wired in (it behaves the same).
             parent = replace(parent, source=step.source)
             tags[FOCUS_NOTE] = step.to_write(self.rng)
         writes_move = step is not None and tags[FOCUS_NOTE] == step.change
         if (intent == "strategy" or writes_move) and self.strategies is not None:
-            choice = self.strategies.choose(self.rng, sample.parent_id, moves=writes_move)
+            choice = self.strategies.choose(self.rng, parent_id, moves=writes_move)
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
         if intent in FOCUSED_INTENTS and self.language is not None:
@@ -156,6 +161,18 @@ class RequestBuilder:
         if parent_id not in self._scaffolds:
             self._scaffolds[parent_id] = scaffold(self.view(parent_id).source)
         return self._scaffolds[parent_id]
+
+    def _scored_child(self, parent_id: int) -> int | None:
+        """The newest correct child of the parent whose improvement step has its score written
+        and its move still a stub: one proposal writes one of them, and a child with only a
+        score scores like its parent, so selection alone rarely comes back to it."""
+        for child in reversed(self.store.candidates.children(parent_id)):
+            if child.status is not CandidateStatus.CORRECT:
+                continue
+            step = self._scaffold(child.id)
+            if step is not None and step.stubs == {step.change}:
+                return child.id
+        return None
 
     def _has_settings(self, parent_id: int) -> bool:
         """Whether the parent holds numeric settings a tuning proposal could change (found

@@ -177,13 +177,18 @@ def run():
 
 
 def counting_step(messages: list[dict[str, str]], index: int) -> str:
-    """Writes the score and the move, whichever it is asked for: the move adds one, up to a
-    cap that grows with the call index (so that no two replies are equal)."""
+    """Writes the one function it is asked for, as a small model does: the score is a multiple
+    of the solution, the move adds one up to a cap; both vary with the call index (so that no
+    two replies are equal)."""
     task = messages[-1]["content"].split("## Your task\n", 1)[1]
     assert task.startswith("`build` improves what `initial_build` built"), task
-    assert re.search(r"Write `(score|change)_build\(n, solution\)`", task), task
-    return (f"Count up\n```python\ndef score_build(n, solution):\n    return solution\n\n\n"
-            f"def change_build(n, solution):\n    return min(solution + 1, {9 + index})\n```\n")
+    asked = re.search(r"Write `(score|change)_build\(n, solution\)`", task)
+    assert asked, task
+    if asked.group(1) == "score":
+        return (f"Score it\n```python\ndef score_build(n, solution):\n"
+                f"    return solution * {index + 1}\n```\n")
+    return (f"Count up\n```python\ndef change_build(n, solution):\n"
+            f"    return min(solution + 1, {9 + index})\n```\n")
 
 
 def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
@@ -205,12 +210,22 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         assert first.notes["intent"] == "improve_step" and first.operator == "diff"
         assert first.notes["focus_function"] == "score_build"  # the score first
         assert "strategy" not in first.notes  # (a move is drawn for the move only)
-        moves = [r for r in children if r.notes.get("focus_function") == "change_build"]
-        assert moves and all(r.notes["strategy"] in STEP_MOVES for r in moves)
         assert "def initial_build(n):" in first.source
         assert "return improve_build(n, solution)" in first.source
-        assert first.score > 3.0  # counted up from 3 by the loop with the model's move
-        assert max(r.score for r in children) > first.score
+        assert first.score == 3.0  # a score without a move changes nothing
+        # The next step proposals go on from the child with the score, and write its move.
+        moves = [r for r in children if r.notes.get("focus_function") == "change_build"]
+        assert moves and all(r.notes["strategy"] in STEP_MOVES for r in moves)
+        assert moves[0].parent_id == first.id
+        # Once the first score was evaluated, no step proposal to the initial program asked
+        # for a score again (those made while it was evaluated could not know of it).
+        scored_at = sql(store, "SELECT created_at FROM evaluations WHERE candidate_id=?",
+                        (first.id,)).fetchone()[0]
+        asked_at = dict(sql(store, "SELECT id, created_at FROM contexts").fetchall())
+        later = [r for r in store.candidates.list() if r.notes.get("intent") == "improve_step"
+                 and asked_at[r.context_id] > scored_at]
+        assert later and not [r.id for r in later if r.parent_id == 1]
+        assert moves[0].score > 3.0  # counted up from 3 by the loop with the model's move
         context = sql(store, "SELECT messages_json FROM contexts WHERE id=?",
                       (first.context_id,)).fetchone()[0]
         assert "def improve_build(n, solution):" in context  # the prompt shows the scaffold
