@@ -12,7 +12,7 @@ from typing import Any
 from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import LLMResponse
 from cambrian.mutate.dead_code import behaviour_unchanged
-from cambrian.mutate.improve_step import step_contract_error
+from cambrian.mutate.improve_step import step_contract_error, unwritten_step_error
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
 from cambrian.mutate.python_repairs import repair_python_child
@@ -32,9 +32,12 @@ class Refusal:
 
 async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: str,
                            response: LLMResponse, *, new_method_asked: bool = False,
+                           step_function: str | None = None,
                            ) -> tuple[str, str, dict[str, Any]] | Refusal:
     """(source, description, notes) of the child, or why the reply cannot be used
-    (``new_method_asked``: the proposal named a method to implement, which must be called)."""
+    (``new_method_asked``: the proposal named a method to implement, which must be called;
+    ``step_function``: the improvement-step function an ``improve_step`` proposal asked for,
+    which the child must change)."""
     language = task.language
     try:
         patch = apply_reply(fmt, parent_source, response.text, language)
@@ -55,8 +58,9 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if source.strip() == parent_source.strip():
         return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
     if language.name == "python":
-        unchanged = behaviour_unchanged(parent_source, source,
-                                         new_method_asked=new_method_asked)
+        unchanged = (unwritten_step_error(parent_source, source, step_function)
+                     if step_function else "") or behaviour_unchanged(
+            parent_source, source, new_method_asked=new_method_asked)
         if unchanged:
             return Refusal(unchanged, RefusalKind.NO_CHANGE)
     earlier = store.candidates.find_by_source(source)

@@ -321,3 +321,20 @@ def step_contract_error(source: str) -> str:
             return (f"`{name}` returns nothing, so the loop `{wired.step}` fails on it; it must "
                     f"return {what}")
     return ""
+
+
+def _function_text(source: str, name: str) -> str | None:
+    parsed = _parsed(source)
+    node = _functions(parsed[0]).get(name) if parsed else None
+    return ast.unparse(node) if node is not None else None
+
+
+def unwritten_step_error(parent: str, child: str, function: str) -> str:
+    """Why the child of an ``improve_step`` proposal that asked for ``function`` cannot be used
+    when it does not change that function (seen: a reply that rewrote a leftover helper of a
+    similar name instead and unwired the step); "" when it does."""
+    written = _function_text(child, function)
+    if written is not None and written != _function_text(parent, function):
+        return ""
+    return (f"the reply does not write `{function}`, the function asked for; reply with "
+            f"`{function}` complete and leave the rest of the program as it is")

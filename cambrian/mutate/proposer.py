@@ -161,7 +161,9 @@ class Proposer:
                                text=stopped_reply_text(call.response, params.stop))
             made = await child_from_reply(
                 self.task, self.recorder.store, request.parent.source, fmt, response,
-                new_method_asked=bool(request.tags.get(STRATEGY_NOTE)))
+                new_method_asked=bool(request.tags.get(STRATEGY_NOTE)),
+                step_function=(request.tags.get(FOCUS_NOTE)
+                               if request.tags.get("intent") == "improve_step" else None))
             if not isinstance(made, Refusal):
                 source, description, notes = made
                 return await self._filter_and_record(request, arm, call.context_id,

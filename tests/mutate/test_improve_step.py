@@ -21,6 +21,7 @@ from cambrian.mutate.improve_step import (
     scaffold,
     step_contract_error,
     step_instruction,
+    unwritten_step_error,
 )
 from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.store.store import Store
@@ -200,6 +201,7 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
             "mutation.types=[improve_step]"])
         try:
             asyncio.run(evolution.run())
+            scored_child = evolution.slots.requests._scored_child(1)
         finally:
             evolution.store.close()
     store = Store.open(tmp_path / "run")
@@ -217,14 +219,9 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         moves = [r for r in children if r.notes.get("focus_function") == "change_build"]
         assert moves and all(r.notes["strategy"] in STEP_MOVES for r in moves)
         assert moves[0].parent_id == first.id
-        # Once the first score was evaluated, no step proposal to the initial program asked
-        # for a score again (those made while it was evaluated could not know of it).
-        scored_at = sql(store, "SELECT created_at FROM evaluations WHERE candidate_id=?",
-                        (first.id,)).fetchone()[0]
-        asked_at = dict(sql(store, "SELECT id, created_at FROM contexts").fetchall())
-        later = [r for r in store.candidates.list() if r.notes.get("intent") == "improve_step"
-                 and asked_at[r.context_id] > scored_at]
-        assert later and not [r.id for r in later if r.parent_id == 1]
+        # A later step proposal to the initial program goes on from a child with a score.
+        assert store.candidates.find(scored_child).notes["focus_function"] == "score_build"
+        assert store.candidates.find(scored_child).parent_id == 1
         assert moves[0].score > 3.0  # counted up from 3 by the loop with the model's move
         context = sql(store, "SELECT messages_json FROM contexts WHERE id=?",
                       (first.context_id,)).fetchone()[0]
@@ -247,3 +244,16 @@ def test_a_score_or_move_that_returns_nothing_is_refused_before_it_runs():
         '    """How good `solution` is: higher is better."""\n'
         '    def length():\n        return 1.0\n    length()\n')
     assert step_contract_error(nested).startswith("`score_solve_tour` returns nothing")
+
+
+def test_a_child_that_does_not_write_the_asked_function_is_refused():
+    wired = scaffold(TOUR)
+    moved = wired.source.replace('change."""\n    return solution\n',
+                                 'change."""\n    return solution[::-1]\n')
+    assert unwritten_step_error(wired.source, moved, wired.change) == ""
+    elsewhere = wired.source.replace("np.argsort(points[:, 0])", "np.argsort(points[:, 1])")
+    assert unwritten_step_error(wired.source, elsewhere, wired.change) == (
+        "the reply does not write `change_solve_tour`, the function asked for; reply with "
+        "`change_solve_tour` complete and leave the rest of the program as it is")
+    unwired = TOUR.replace("np.argsort(points[:, 0])", "np.argsort(points[:, 1])")
+    assert unwritten_step_error(wired.source, unwired, wired.change) != ""
