@@ -4,47 +4,14 @@ documented, with one line and the right exit code, never a traceback."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 from hostile_runner import cambrian, clean, settings
+from support.misbehaving_server import MisbehavingServer, send
 from support.scripted_llm import write_counter_task
-
-
-class MisbehavingServer:
-    def __init__(self, answer: Callable[[BaseHTTPRequestHandler, int], None]) -> None:
-        self.calls = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                outer.calls += 1
-                answer(self, outer.calls)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def model(self) -> dict[str, Any]:
-        port = self.server.server_address[1]
-        return {"provider": "openai", "model": "m", "base_url": f"http://127.0.0.1:{port}/v1",
-                "timeout_s": 3}
-
-
-def send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(body)))
-    handler.end_headers()
-    handler.wfile.write(body)
 
 
 def server_case(answer: Callable[[BaseHTTPRequestHandler, int], None], exit_code: int,

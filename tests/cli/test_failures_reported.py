@@ -9,12 +9,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from support.misbehaving_server import MisbehavingServer, send
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.core.outcomes import RunOutcome
@@ -125,39 +125,14 @@ def test_a_server_that_accepts_but_never_answers_is_reported_at_preflight(tmp_pa
     no_traceback(result)
 
 
-class GarbageServer:
-    """Speaks HTTP like an OpenAI-compatible server, but answers every call with a body that
-    is not JSON."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                outer.calls += 1
-                body = b'{"id": "x", "choices": [ this is not json'
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+def garbage_body(handler: BaseHTTPRequestHandler, call: int) -> None:
+    """Speaks HTTP like an OpenAI-compatible server, but with a body that is not JSON."""
+    send(handler, 200, b'{"id": "x", "choices": [ this is not json')
 
 
 def test_a_malformed_body_is_retried_then_reported_in_one_line(tmp_path: Path):
     task = write_counter_task(tmp_path / "task")
-    server = GarbageServer()
+    server = MisbehavingServer(garbage_body)
     model = {"provider": "openai", "model": "m", "base_url": server.base_url}
     try:
         result = cambrian("run", str(task), "-o", str(tmp_path / "run"), "-g", "3", *sets(
