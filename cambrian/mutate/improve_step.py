@@ -138,10 +138,14 @@ def scaffold(source: str) -> Scaffold | None:
     """``source`` with an improvement step after its entry function; None when there is no
     entry function it can be wired to."""
     parsed = _parsed(source)
-    entry = _entry(*parsed) if parsed else None
-    if parsed is None or entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
+    return _scaffold(source, *parsed) if parsed else None
+
+
+def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold | None:
+    entry = _entry(tree, regions)
+    if entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
         return None
-    functions = _functions(parsed[0])
+    functions = _functions(tree)
     node = functions[entry]
     inputs = _parameters(node)
     if inputs is None or entry in _loaded(node.body):
@@ -310,10 +314,14 @@ def step_contract_error(source: str) -> str:
     """Why a program with an improvement step breaks the step's contract before it runs: a
     score or a move that returns nothing (seen: a move that swapped in place and returned
     None, failing in the loop); "" when it keeps it or has no step."""
-    wired = scaffold(source)
-    if wired is None or wired.source != source:
+    parsed = _parsed(source)
+    entry = _entry(*parsed) if parsed else None
+    functions = _functions(parsed[0]) if parsed else {}
+    if parsed is None or entry is None or STEP_PREFIX + entry not in functions:
+        return ""  # no step wired in: nothing to check (and no scaffold to build)
+    wired = _scaffold(source, *parsed)
+    if wired is None:
         return ""
-    functions = _functions(parse_python(source))
     solved = ", ".join(wired.solution)
     wanted = {wired.score: "the number", wired.change: f"the new `{solved}`"}
     for name, what in wanted.items():
