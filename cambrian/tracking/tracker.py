@@ -7,7 +7,11 @@ are kept in ``RUN_DIR/tracking.json``, so a resumed session continues the same t
 
 The figures are read on the loop's thread (the store's connection is the loop's), and the sinks
 are called on a thread of their own, in order: a tracking server that answers slowly delays the
-export, never the search. At the session's end the export is finished before the run returns.
+export, never the search. Only the sinks' start is waited for (at most ``START_TIMEOUT_S``), once
+per session: starting imports the sinks' libraries and builds their pydantic models, which runs
+Python's ``ast`` parser, and CPython 3.11's AST constructor is not safe on two threads at once
+(cpython#106905: "AST constructor recursion depth mismatch") while the loop parses candidates.
+At the session's end the export is finished before the run returns.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from cambrian.tracking.sinks import TrackingSink, flat_params
 log = logging.getLogger(__name__)
 IDS_FILENAME = "tracking.json"
 FINISH_TIMEOUT_S = 60.0  # the longest a session's end waits for the export to finish
+START_TIMEOUT_S = 30.0  # the longest a session's start waits for the sinks to start
 
 
 class SinkThread:
@@ -47,6 +52,12 @@ class SinkThread:
                                             daemon=True)
             self._thread.start()
         self._calls.put(call)
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait for the calls submitted so far (at most ``timeout_s``); True when they are done."""
+        done = threading.Event()
+        self.submit(done.set)
+        return done.wait(timeout_s)
 
     def finish(self, timeout_s: float = FINISH_TIMEOUT_S) -> None:
         """Wait for the calls submitted so far (at most ``timeout_s``), then end the thread."""
@@ -66,8 +77,9 @@ class SinkThread:
 
 class RunTracker:
     def __init__(self, sinks: list[TrackingSink], store: Store, config: RunConfig,
-                 run_dir: Path, task_name: str) -> None:
+                 run_dir: Path, task_name: str, start_timeout_s: float = START_TIMEOUT_S) -> None:
         self.sinks = sinks
+        self.start_timeout_s = start_timeout_s
         self.store = store
         self.config = config
         self.run_dir = run_dir
@@ -84,6 +96,9 @@ class RunTracker:
             params, tags = self._params(), self._tags()
             self._each(lambda sink: sink.start(params, tags))
             self.thread.submit(self._save_ids)
+            if not self.thread.wait(self.start_timeout_s):
+                log.warning("tracking still starting after %.0f s; the run goes on without "
+                            "waiting for it", self.start_timeout_s)
             self.started = True
         elif isinstance(event, CandidateEvaluated) and self.started:
             self.step = event.evaluated

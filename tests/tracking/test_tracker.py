@@ -1,10 +1,12 @@
 """The tracker reads the run's figures on the loop's thread and calls its sinks on a thread of
-their own: a slow tracking server delays the export, never the search; at the session's end
-the export is finished, in order, before the run returns."""
+their own: a slow tracking server delays the export, never the search (its start is waited for,
+within a bound, once); at the session's end the export is finished, in order, before the run
+returns."""
 
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +45,10 @@ class BlockingSink:
 def test_a_slow_sink_never_holds_the_loop_and_the_end_waits_for_the_export(tmp_path: Path):
     store = Store.open(tmp_path / "run", create=True)
     sink = BlockingSink()
-    tracker = RunTracker([sink], store, RunConfig(), tmp_path / "run", "counter")
+    tracker = RunTracker([sink], store, RunConfig(), tmp_path / "run", "counter",
+                         start_timeout_s=0.2)
 
-    tracker(SessionStarted(pid=1))
+    tracker(SessionStarted(pid=1))  # a start that hangs holds the loop only for the bound
     for n in (1, 2):
         tracker(CandidateEvaluated(candidate_id=n + 1, status="ok", score=float(n),
                                    best_score=float(n), evaluated=n, generations=5))
@@ -57,4 +60,24 @@ def test_a_slow_sink_never_holds_the_loop_and_the_end_waits_for_the_export(tmp_p
                           ("finish", "completed")]
     assert sink.threads == {"cambrian-tracking"}
     assert (tmp_path / "run" / "tracking.json").read_text() == '{"blocking": "r1"}'
+    store.close()
+
+
+def test_the_sinks_start_before_the_search_goes_on(tmp_path: Path):
+    """Starting a sink imports its library and builds pydantic models (Python's ast parser),
+    which must not overlap the loop's own parsing of candidates (cpython#106905)."""
+    store = Store.open(tmp_path / "run", create=True)
+    sink = BlockingSink()
+
+    def slow_start(params: dict[str, str], tags: dict[str, str]) -> None:
+        time.sleep(0.3)
+        sink.calls.append(("start", params["task"]))
+
+    sink.start = slow_start  # type: ignore[method-assign]
+    tracker = RunTracker([sink], store, RunConfig(), tmp_path / "run", "counter")
+    tracker(SessionStarted(pid=1))
+    assert sink.calls == [("start", "counter")]
+    assert (tmp_path / "run" / "tracking.json").exists()
+    sink.gate.set()
+    tracker(SessionEnded(reason="generation budget reached", outcome="completed"))
     store.close()
