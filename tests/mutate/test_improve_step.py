@@ -230,20 +230,32 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         store.close()
 
 
-def test_a_score_or_move_that_returns_nothing_is_refused_before_it_runs():
+def test_a_score_that_returns_nothing_is_refused_and_a_move_may_work_in_place(tmp_path: Path):
     wired = scaffold(TOUR)
     assert step_contract_error(wired.source) == "" and step_contract_error(TOUR) == ""
-    in_place = wired.source.replace(
-        'change."""\n    return solution\n',
-        'change."""\n    solution[0], solution[1] = solution[1], solution[0]\n')
-    assert step_contract_error(in_place) == (
-        "`change_solve_tour` returns nothing, so the loop `improve_solve_tour` fails on it; it "
-        "must return the new `solution`")
     nested = wired.source.replace(
         '    """How good `solution` is: higher is better."""\n    return 0.0\n',
         '    """How good `solution` is: higher is better."""\n'
         '    def length():\n        return 1.0\n    length()\n')
-    assert step_contract_error(nested).startswith("`score_solve_tour` returns nothing")
+    assert step_contract_error(nested) == (
+        "`score_solve_tour` returns nothing, so the loop `improve_solve_tour` fails on it; it "
+        "must return the number")
+    # A move that changes its argument in place and returns nothing changes the loop's copy.
+    in_place = wired.source.replace(
+        'change."""\n    return solution\n',
+        'change."""\n    i, j = sorted(np.random.randint(0, len(solution), 2))\n'
+        '    solution[i:j + 1] = solution[i:j + 1][::-1]\n')
+    assert step_contract_error(in_place) == ""
+    scored = in_place.replace('    return 0.0\n', '    return -length(points, solution)\n')
+    program = tmp_path / "in_place.py"
+    program.write_text(scored + "\n\ndef length(points, order):\n"
+                       "    return float(np.sum(np.linalg.norm(points[order] - "
+                       "np.roll(points[order], 1, axis=0), axis=1)))\n")
+    module = runpy.run_path(str(program))
+    points = np.random.default_rng(1).random((40, 2))
+    built, improved = module["initial_solve_tour"](points), module["solve_tour"](points)
+    assert sorted(improved) == list(range(40))
+    assert module["length"](points, improved) < module["length"](points, built)
 
 
 def test_a_child_that_does_not_write_the_asked_function_is_refused():
