@@ -12,7 +12,9 @@ write one of them, each a small, clear contract: the score while it is the stub,
 (asked for both at once, the 1.5B wrote one and left the other a stub). With a stub the loop
 changes nothing, so the scaffold behaves like the parent and a child's gain is the model's score
 and move; the loop stops after ``STEP_SECONDS`` or ``PATIENCE`` changes in a row that were no
-better.
+better. A change must gain more than rounding does: a move that only reorders a solution (the
+1.5B swapped two circles) changes a sum in its last bit, and taking that as a gain once kept a
+swap that had broken the packing.
 
 The entry function is the block's top-level function that the code outside the blocks calls,
 or else the only one no other block function calls. Entries with ``*args``, keyword-only
@@ -200,7 +202,7 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
         f"        changed = {change}({given}trial)",
         "        candidate = trial if changed is None else changed",
         f"        candidate_score = {score}({given}candidate)",
-        "        if candidate_score > best_score:",
+        "        if candidate_score > best_score + 1e-9 * max(1.0, abs(best_score)):  # not rounding",
         "            best, best_score, failed = candidate, candidate_score, 0",
         "        else:",
         "            failed += 1",

@@ -269,3 +269,21 @@ def test_a_child_that_does_not_write_the_asked_function_is_refused():
         "`change_solve_tour` complete and leave the rest of the program as it is")
     unwired = TOUR.replace("np.argsort(points[:, 0])", "np.argsort(points[:, 1])")
     assert unwritten_step_error(wired.source, unwired, wired.change) != ""
+
+
+def test_a_gain_of_rounding_is_no_gain(tmp_path: Path):
+    """Reordering [0.3, 0.2, 0.1] raises its float sum in the last bit; the loop keeps the order
+    (a swap the 1.5B wrote broke a packing that way: rounding was taken for a gain)."""
+    program = '''# EVOLVE-BLOCK-START
+def build():
+    return [0.3, 0.2, 0.1]
+# EVOLVE-BLOCK-END
+'''
+    wired = scaffold(program)
+    written = (wired.source.replace("    return 0.0\n", "    return sum(solution)\n")
+               .replace('change."""\n    return solution\n',
+                        'change."""\n    return solution[::-1]\n'))
+    assert sum([0.1, 0.2, 0.3]) > sum([0.3, 0.2, 0.1])
+    path = tmp_path / "rounding.py"
+    path.write_text(written)
+    assert runpy.run_path(str(path))["build"]() == [0.3, 0.2, 0.1]
