@@ -97,3 +97,16 @@ def test_model_replicas_need_a_local_model_and_the_ray_backend():
     assert str(info.value) == ("llm.models[0].replicas: 2 replicas run on Ray workers; set "
                                "execution.backend: ray (or replicas: 1)")
     check_names(build_config([replicated, {"execution": {"backend": "ray"}}]))
+
+
+def test_an_improvement_step_without_any_move_is_refused():
+    with pytest.raises(ConfigError) as info:
+        build_config([{"mutation": {"general_moves": False}}])
+    assert "mutation.improve_moves is empty" in str(info.value)
+
+
+@pytest.mark.parametrize("example", ["circle_packing", "tsp_tour"])
+def test_the_examples_name_moves_that_fit_their_solutions(example: str):
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    config = build_config([read_config_file(examples / example / "config.yaml")])
+    assert not config.mutation.general_moves and len(config.mutation.improve_moves) == 3

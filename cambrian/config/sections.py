@@ -235,8 +235,11 @@ class MutationConfig(StrictModel):
     # An `improve_step` proposal (opt-in: list it in `types`) wires a hill-climbing loop after
     # the program's build and has the model write its score and its move
     # (cambrian/mutate/improve_step.py); the move makes one of these task-specific kinds of
-    # change or, with general_strategies, a general one (nudge, swap, reverse...).
+    # change or, with general_moves, a general one (nudge, swap, reverse...). A task whose
+    # solution is not an order turns general_moves off and names its own moves: the 1.5B
+    # applied "swap" to circles, which changes nothing a sum of radii counts.
     improve_moves: list[str] = Field(default_factory=list)
+    general_moves: bool = True
 
     @field_validator("schedule", mode="before")
     @classmethod
@@ -252,6 +255,9 @@ class MutationConfig(StrictModel):
             raise ValueError("mutation.types lists an intent twice")
         if self.explore_end > self.explore_start:
             raise ValueError("mutation.explore_end must not exceed mutation.explore_start")
+        if not self.general_moves and not self.improve_moves:
+            raise ValueError("mutation.general_moves is off and mutation.improve_moves is "
+                             "empty: an improvement step would have no move to make")
         return self
 
 

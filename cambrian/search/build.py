@@ -187,10 +187,11 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     def prepare_budget() -> str | None:
         return budget.stop_reason(0)
 
-    general = config.mutation.general_strategies
+    mutation = config.mutation
     strategies = (StrategyMenu(
-        [*config.mutation.strategies, *(GENERAL_STRATEGIES if general else ())], store,
-        objective, moves=[*config.mutation.improve_moves, *(STEP_MOVES if general else ())])
+        [*mutation.strategies, *(GENERAL_STRATEGIES if mutation.general_strategies else ())],
+        store, objective,
+        moves=[*mutation.improve_moves, *(STEP_MOVES if mutation.general_moves else ())])
         if schedule is not None
         and {"strategy", "improve_step"} & set(config.mutation.types) else None)
 
