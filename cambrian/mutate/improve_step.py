@@ -271,6 +271,22 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
     return helpers
 
 
+def move_outline(scaffold_: Scaffold) -> str:
+    """The form of a move, its change and recomputation left to the model: asked for "a new
+    solution of the same form", the 1.5B returned a one-row array for 26 centers, or swapped
+    rows in place and returned nothing (benchmarks/results/discovery/after-moves,
+    after-followup)."""
+    first, rest = scaffold_.solution[0], scaffold_.solution[1:]
+    return "\n".join([
+        f"def {scaffold_.change}({', '.join(scaffold_.parameters)}):",
+        "    import random",
+        f"    i = random.randrange(len({first}))",
+        f"    # change {first}[i] here, as the change says",
+        *(f"    # recompute {name} from the changed {first} here" for name in rest),
+        f"    return {', '.join(scaffold_.solution)}",
+    ])
+
+
 def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
     """The task of an ``improve_step`` proposal: write ``function``, the step's score or its
     move (making a change of the kind ``move``)."""
@@ -289,7 +305,8 @@ def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
                     "requires: after changing a part, recompute what depends on it (with the "
                     "program's functions below where they do that). Its arguments are a copy "
                     "it may change in place; return the changed solution. The "
-                    f"change: {move}")
+                    f"change: {move}\nIts outline, to complete:\n```python\n"
+                    f"{move_outline(scaffold_)}\n```")
     return (
         f"`{scaffold_.entry}` improves what `{BUILD_PREFIX}{scaffold_.entry}` built with the "
         f"hill-climbing loop `{scaffold_.step}`: it keeps a change made by "

@@ -127,6 +127,13 @@ def test_the_instruction_states_the_contract_and_the_move():
     circles = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
     listed = step_instruction(circles, circles.score, STEP_MOVES[0])
     assert "- `compute_max_radii(centers)`: Radii that keep every circle inside" in listed
+    # A move's outline leaves the change and the recomputation to the model.
+    outline = step_instruction(circles, circles.change, STEP_MOVES[0])
+    assert ("def change_construct_packing(centers, radii):\n    import random\n"
+            "    i = random.randrange(len(centers))\n    # change centers[i] here, as the change "
+            "says\n    # recompute radii from the changed centers here\n"
+            "    return centers, radii\n```") in outline
+    assert "Its outline" not in listed
     assert "run_packing" not in listed  # outside the block: it calls the entry
     leftover = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text().replace(
         "# EVOLVE-BLOCK-END", "def random_change(centers):\n    return centers[:1]\n"
