@@ -272,17 +272,21 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
 
 
 def move_outline(scaffold_: Scaffold) -> str:
-    """The form of a move, its change and recomputation left to the model: asked for "a new
-    solution of the same form", the 1.5B returned a one-row array for 26 centers, or swapped
-    rows in place and returned nothing (benchmarks/results/discovery/after-moves,
-    after-followup)."""
+    """The form of a move, its change and recomputation left to the model (the ``...``): asked
+    for "a new solution of the same form", the 1.5B returned a one-row array for 26 centers
+    (with or without a commented outline), or swapped rows in place and returned nothing
+    (benchmarks/results/discovery/after-moves, after-outline, after-followup). A solution of
+    several parts is changed in its first part's element ``i``, the rest recomputed; a single
+    one (a tour) may need more than one element changed, so its change is only a comment."""
     first, rest = scaffold_.solution[0], scaffold_.solution[1:]
+    change = (f"    {first}[i] = ...  # {first}[i] changed as the change says" if rest
+              else f"    # change {first} at i here, as the change says")
     return "\n".join([
         f"def {scaffold_.change}({', '.join(scaffold_.parameters)}):",
         "    import random",
         f"    i = random.randrange(len({first}))",
-        f"    # change {first}[i] here, as the change says",
-        *(f"    # recompute {name} from the changed {first} here" for name in rest),
+        change,
+        *(f"    {name} = ...  # {name} recomputed from the changed {first}" for name in rest),
         f"    return {', '.join(scaffold_.solution)}",
     ])
 

@@ -130,9 +130,12 @@ def test_the_instruction_states_the_contract_and_the_move():
     # A move's outline leaves the change and the recomputation to the model.
     outline = step_instruction(circles, circles.change, STEP_MOVES[0])
     assert ("def change_construct_packing(centers, radii):\n    import random\n"
-            "    i = random.randrange(len(centers))\n    # change centers[i] here, as the change "
-            "says\n    # recompute radii from the changed centers here\n"
+            "    i = random.randrange(len(centers))\n"
+            "    centers[i] = ...  # centers[i] changed as the change says\n"
+            "    radii = ...  # radii recomputed from the changed centers\n"
             "    return centers, radii\n```") in outline
+    tour = step_instruction(wired, wired.change, STEP_MOVES[2])
+    assert "    # change solution at i here, as the change says\n    return solution\n" in tour
     assert "Its outline" not in listed
     assert "run_packing" not in listed  # outside the block: it calls the entry
     leftover = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text().replace(
