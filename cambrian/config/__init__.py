@@ -1,5 +1,6 @@
-"""Run configuration: the sections (``sections.py``), a judged task's ``judge:`` section
-(``judge.py``) and how layers are read and validated (``loading.py``)."""
+"""Run configuration: the sections (``sections.py``; the ``mutation:`` one in ``mutation.py``,
+their strict base in ``strict.py``), a judged task's ``judge:`` section (``judge.py``) and how
+layers are read and validated (``loading.py``)."""
 
 from cambrian.config.loading import (
     build_config,
@@ -8,8 +9,8 @@ from cambrian.config.loading import (
     read_config_file,
     validate_config,
 )
+from cambrian.config.mutation import ALL_MUTATION_INTENTS, MutationConfig, MutationIntentName
 from cambrian.config.sections import (
-    ALL_MUTATION_INTENTS,
     BudgetConfig,
     ComprehensionConfig,
     DatabaseConfig,
@@ -20,8 +21,6 @@ from cambrian.config.sections import (
     LLMConfig,
     MetaConfig,
     ModelConfig,
-    MutationConfig,
-    MutationIntentName,
     NoveltyConfig,
     ParentSelection,
     PatchFormat,
@@ -31,11 +30,11 @@ from cambrian.config.sections import (
     RetryConfig,
     RunConfig,
     SearchConfig,
-    StrictModel,
     TaskConfig,
     TraceFeedbackConfig,
     TrackingConfig,
 )
+from cambrian.config.strict import StrictModel
 from cambrian.core.errors import ConfigError
 
 __all__ = [
