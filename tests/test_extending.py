@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support.misbehaving_server import send
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 
 from cambrian.api import start
@@ -148,12 +149,8 @@ class JsonCompletionServer:
                 outer.prompts.append(body["prompt"])
                 user = body["prompt"].split("user: ", 1)[-1]
                 text = incrementing([{"role": "user", "content": user}], len(outer.prompts))
-                payload = json.dumps({"text": text, "tokens_in": 100, "tokens_out": 20}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                send(self, 200, json.dumps({"text": text, "tokens_in": 100,
+                                            "tokens_out": 20}).encode())
 
             def log_message(self, *args: object) -> None:
                 pass
