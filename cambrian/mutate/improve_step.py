@@ -30,6 +30,7 @@ import numpy as np
 
 from cambrian.core.python_ast import parse_python
 from cambrian.mutate.required_names import loaded_names
+from cambrian.mutate.unreached import unreached_functions, without_functions
 from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
 BUILD_PREFIX = "initial_"
@@ -45,7 +46,7 @@ HELPER_SUMMARY_CHARS = 240
 
 @dataclass(frozen=True)
 class Scaffold:
-    source: str  # the parent with the step wired in (the parent itself when it already was)
+    source: str  # the parent with the step wired in and without the functions nothing runs
     entry: str  # the function the evaluator runs
     step: str  # improve_<entry>: the framework's hill-climbing loop
     inputs: tuple[str, ...]  # the entry's parameters
@@ -147,6 +148,10 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
     entry = _entry(tree, regions)
     if entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
         return None
+    leftovers = unreached_functions(tree, regions, entry)
+    if leftovers:  # the model copies what it sees, broken leftovers too
+        source = without_functions(source, leftovers)
+        tree, regions = parse_python(source), parse_regions(source)
     functions = _functions(tree)
     node = functions[entry]
     inputs = _parameters(node)
@@ -194,6 +199,12 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
         f'    stop after {STEP_SECONDS} s or {PATIENCE} changes in a row that were no better."""',
         "    import copy",
         "    import time",
+        "",
+        "    def same_form(new, old):  # a change keeps the solution's shape and size",
+        '        if hasattr(old, "shape"):',
+        '            return getattr(new, "shape", None) == old.shape',
+        '        return not hasattr(old, "__len__") or hasattr(new, "__len__") and len(new) == len(old)',
+        "",
         f"    best = {'(' + solved + ')' if many else solved}",
         f"    best_score = {score}({given}best)",
         "    started, failed = time.time(), 0",
@@ -201,6 +212,11 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
         "        trial = copy.deepcopy(best)  # the move may change its copy in place",
         f"        changed = {change}({given}trial)",
         "        candidate = trial if changed is None else changed",
+        (f"        if not isinstance(candidate, (tuple, list)) or len(candidate) != {len(solution)} \\\n"
+         "                or not all(map(same_form, candidate, best)):" if many else
+         "        if not same_form(candidate, best):"),
+        "            failed += 1",
+        "            continue",
         f"        candidate_score = {score}({given}candidate)",
         "        if candidate_score > best_score + 1e-9 * max(1.0, abs(best_score)):  # not rounding",
         "            best, best_score, failed = candidate, candidate_score, 0",

@@ -142,6 +142,77 @@ def test_the_instruction_states_the_contract_and_the_move():
         "# EVOLVE-BLOCK-END", "def random_change(centers):\n    return centers[:1]\n"
                               "# EVOLVE-BLOCK-END"))
     assert "random_change" not in step_instruction(leftover, leftover.score, STEP_MOVES[0])
+    assert "random_change" not in leftover.source  # nothing runs it: the step leaves it out
+
+
+LEFTOVERS = '''import numpy as np
+
+# EVOLVE-BLOCK-START
+import functools
+
+
+def build(n):
+    return double(np.arange(n))
+
+
+def double(values):
+    return values * 2
+
+
+@functools.lru_cache
+def random_change(values):
+    return values[:1]
+
+
+def run():
+    return simulate(build(3))
+
+
+def simulate(values):
+    return random_change(values)
+
+
+def double(values):
+    return values * 3
+# EVOLVE-BLOCK-END
+
+
+def run():
+    return float(np.sum(build(3)))
+'''
+
+
+def test_the_functions_nothing_runs_are_left_out_of_the_step(tmp_path: Path):
+    """The 1.5B's moves copied a broken leftover of a strategy child three times
+    (benchmarks/results/discovery/after-placeholders): the step shows only what runs. Here
+    the block's `run` is redefined after the block (so `simulate` and `random_change` are
+    never run) and `double` is defined twice (the first is never run)."""
+    wired = scaffold(LEFTOVERS)
+    assert wired is not None and wired.entry == "build"
+    for gone in ("random_change", "simulate", "functools.lru_cache", "values * 2"):
+        assert gone not in wired.source
+    assert wired.source.count("def run():") == 1 and "values * 3" in wired.source
+    assert "def initial_build(n):" in wired.source and "import functools" in wired.source
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(LEFTOVERS)
+    after.write_text(wired.source)
+    assert runpy.run_path(str(after))["run"]() == runpy.run_path(str(before))["run"]() == 9.0
+    assert scaffold(wired.source).source == wired.source
+
+
+def test_a_change_of_another_form_is_never_kept(tmp_path: Path):
+    """A move that returns one row for 26 centers (the 1.5B's relocate, three times) is no
+    change, however its score rates it."""
+    wired = scaffold((EXAMPLES / "circle_packing" / "initial.py").read_text())
+    written = (wired.source.replace("    return 0.0\n", "    return float(np.sum(radii))\n")
+               .replace('change."""\n    return centers, radii\n',
+                        'change."""\n    return centers[:1], radii * 2\n'))
+    assert "radii * 2" in written and "np.sum(radii)" in written
+    path = tmp_path / "one_row.py"
+    path.write_text(written)
+    centers, radii = runpy.run_path(str(path))["construct_packing"]()
+    initial = runpy.run_path(str(EXAMPLES / "circle_packing" / "initial.py"))["construct_packing"]
+    assert centers.shape == (26, 2) and np.array_equal(radii, initial()[1])
 
 
 TWO_OPT = '''
