@@ -17,7 +17,7 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
-def _referenced_names(tree: ast.AST) -> set[str]:
+def referenced_names(tree: ast.AST) -> set[str]:
     """Names a module refers to: loaded variables, attributes and string constants (for
     lookups by name such as ``getattr(module, "solve")``)."""
     names: set[str] = set()
@@ -35,12 +35,12 @@ def _unreachable_additions(added: list[Definition], rest: ast.Module) -> list[st
     """Names of the ``added`` definitions that nothing in ``rest`` (the child without them)
     reaches, directly or through other added definitions."""
     by_name = {node.name: node for node in added}
-    frontier, reached = _referenced_names(rest), set()
+    frontier, reached = referenced_names(rest), set()
     while frontier:
         name = frontier.pop()
         if name in by_name and name not in reached:
             reached.add(name)
-            frontier |= _referenced_names(by_name[name])
+            frontier |= referenced_names(by_name[name])
     return [name for name in by_name if name not in reached]
 
 

@@ -6,16 +6,16 @@ only from a ``run_packing`` the fixed code redefined after the block. Nothing ra
 child was correct; but the move proposals to its descendants copied it three times
 (benchmarks/results/discovery/after-moves, after-outline, after-placeholders). A function is
 reached from the entry and from every top-level statement that is not a function definition
-(those run at import), through the names it loads; a name defined twice at top level is the
-last definition (the one a call at run time finds). Only definitions inside the blocks are
-removed: the code outside them is fixed.
+(those run at import), through the names it refers to (strings too, for lookups by name); a
+name defined twice at top level is the last definition (the one a call at run time finds).
+Only definitions inside the blocks are removed: the code outside them is fixed.
 """
 
 from __future__ import annotations
 
 import ast
 
-from cambrian.mutate.required_names import loaded_names
+from cambrian.mutate.dead_code import referenced_names
 from cambrian.task.blocks import EvolveRegions
 
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -37,15 +37,15 @@ def unreached_functions(tree: ast.Module, regions: EvolveRegions,
             last[node.name] = node
     reached: set[int] = set()
     frontier = [entry, *(name for node in tree.body if not isinstance(node, FUNCTION_NODES)
-                         for name in loaded_names(node))]
+                         for name in referenced_names(node))]
     frontier += [name for node in tree.body
                  if isinstance(node, FUNCTION_NODES) and not _is_mutable(node, regions)
-                 for name in (node.name, *loaded_names(node))]
+                 for name in (node.name, *referenced_names(node))]
     while frontier:
         node = last.get(frontier.pop())
         if node is not None and id(node) not in reached:
             reached.add(id(node))
-            frontier.extend(loaded_names(node))
+            frontier.extend(referenced_names(node))
     return [node for node in tree.body
             if isinstance(node, FUNCTION_NODES) and id(node) not in reached
             and _is_mutable(node, regions)]
