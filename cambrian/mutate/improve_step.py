@@ -12,9 +12,10 @@ write one of them, each a small, clear contract: the score while it is the stub,
 (asked for both at once, the 1.5B wrote one and left the other a stub). With a stub the loop
 changes nothing, so the scaffold behaves like the parent and a child's gain is the model's score
 and move; the loop stops after ``STEP_SECONDS`` or ``PATIENCE`` changes in a row that were no
-better. A change must gain more than rounding does: a move that only reorders a solution (the
-1.5B swapped two circles) changes a sum in its last bit, and taking that as a gain once kept a
-swap that had broken the packing.
+better. A move that raises is no change (the 1.5B's 2-opt drew an empty range when its first
+index was the tour's last), unless it never once made a change. A change must gain more than
+rounding does: a move that only reorders a solution (the 1.5B swapped two circles) changes a
+sum in its last bit, and taking that as a gain once kept a swap that had broken the packing.
 
 The entry function is the block's top-level function that the code outside the blocks calls,
 or else the only one no other block function calls. Entries with ``*args``, keyword-only
@@ -207,10 +208,15 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
         "",
         f"    best = {'(' + solved + ')' if many else solved}",
         f"    best_score = {score}({given}best)",
-        "    started, failed = time.time(), 0",
+        "    started, failed, moved, move_error = time.time(), 0, 0, None",
         f"    while time.time() - started < {STEP_SECONDS} and failed < {PATIENCE}:",
         "        trial = copy.deepcopy(best)  # the move may change its copy in place",
-        f"        changed = {change}({given}trial)",
+        "        try:",
+        f"            changed = {change}({given}trial)",
+        "        except Exception as error:  # a move may fail on a rare draw: no change then",
+        "            failed, move_error = failed + 1, error",
+        "            continue",
+        "        moved += 1",
         "        candidate = trial if changed is None else changed",
         (f"        if not isinstance(candidate, (tuple, list)) or len(candidate) != {len(solution)} \\\n"
          "                or not all(map(same_form, candidate, best)):" if many else
@@ -222,6 +228,8 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
         "            best, best_score, failed = candidate, candidate_score, 0",
         "        else:",
         "            failed += 1",
+        "    if moved == 0 and move_error is not None:",
+        "        raise move_error  # it never once made a change",
         "    return best",
         "",
         "",
