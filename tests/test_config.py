@@ -6,6 +6,8 @@ import pytest
 
 from cambrian.config import ConfigError, build_config, parse_override, read_config_file
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
 
 def test_defaults_are_valid_and_offline():
     config = build_config([])
@@ -107,15 +109,13 @@ def test_an_improvement_step_without_any_move_is_refused():
 
 @pytest.mark.parametrize("example", ["circle_packing", "tsp_tour"])
 def test_the_examples_name_moves_that_fit_their_solutions(example: str):
-    examples = Path(__file__).resolve().parents[1] / "examples"
-    config = build_config([read_config_file(examples / example / "config.yaml")])
+    config = build_config([read_config_file(EXAMPLES / example / "config.yaml")])
     assert not config.mutation.general_moves and len(config.mutation.improve_moves) == 3
 
 
 def test_the_circle_packing_example_turns_the_improvement_step_on():
     """It is opt-in; the example lists it since it carried that task's search
     (benchmarks/results/discovery/after-leftovers/)."""
-    examples = Path(__file__).resolve().parents[1] / "examples"
-    config = build_config([read_config_file(examples / "circle_packing" / "config.yaml")])
+    config = build_config([read_config_file(EXAMPLES / "circle_packing" / "config.yaml")])
     assert "improve_step" in config.mutation.types and "improve_step" not in build_config(
         []).mutation.types

@@ -31,7 +31,7 @@ import numpy as np
 
 from cambrian.core.python_ast import parse_python
 from cambrian.mutate.required_names import loaded_names
-from cambrian.mutate.unreached import unreached_functions, without_functions
+from cambrian.mutate.unreached import in_blocks, unreached_functions, without_functions
 from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
 BUILD_PREFIX = "initial_"
@@ -84,10 +84,6 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-def _in_blocks(node: ast.stmt, regions: EvolveRegions) -> bool:
-    return not regions.has_markers or regions.is_mutable(node.lineno - 1)
-
-
 def _loaded(nodes: list[ast.stmt]) -> set[str]:
     return set().union(*(loaded_names(node) for node in nodes))
 
@@ -101,8 +97,8 @@ def _parsed(source: str) -> tuple[ast.Module, EvolveRegions] | None:
 
 def _entry(tree: ast.Module, regions: EvolveRegions) -> str | None:
     in_block = {name: node for name, node in _functions(tree).items()
-                if _in_blocks(node, regions)}
-    outside = [statement for statement in tree.body if not _in_blocks(statement, regions)]
+                if in_blocks(node, regions)}
+    outside = [statement for statement in tree.body if not in_blocks(statement, regions)]
     called_outside = [name for name in in_block if name in _loaded(outside)]
     if len(called_outside) == 1:
         return called_outside[0]
@@ -285,7 +281,7 @@ def callable_helpers(scaffold_: Scaffold) -> list[str]:
                *scaffold_.written_by_model)
     helpers = []
     for name, node in functions.items():
-        if name in skipped or name not in reached or not _in_blocks(node, regions):
+        if name in skipped or name not in reached or not in_blocks(node, regions):
             continue
         paragraph = " ".join((ast.get_docstring(node) or "").split())
         sentence = paragraph.split(". ")[0].rstrip(".")

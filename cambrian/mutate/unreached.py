@@ -21,7 +21,9 @@ from cambrian.task.blocks import EvolveRegions
 FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _is_mutable(node: ast.stmt, regions: EvolveRegions) -> bool:
+def in_blocks(node: ast.stmt, regions: EvolveRegions) -> bool:
+    """Whether a top-level statement, decorators included, lies wholly inside one block (every
+    statement does in a program without markers)."""
     first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
     last = node.end_lineno or node.lineno
     return not regions.has_markers or regions.block_containing(first - 1, last) is not None
@@ -39,7 +41,7 @@ def unreached_functions(tree: ast.Module, regions: EvolveRegions,
     frontier = [entry, *(name for node in tree.body if not isinstance(node, FUNCTION_NODES)
                          for name in referenced_names(node))]
     frontier += [name for node in tree.body
-                 if isinstance(node, FUNCTION_NODES) and not _is_mutable(node, regions)
+                 if isinstance(node, FUNCTION_NODES) and not in_blocks(node, regions)
                  for name in (node.name, *referenced_names(node))]
     while frontier:
         node = last.get(frontier.pop())
@@ -48,7 +50,7 @@ def unreached_functions(tree: ast.Module, regions: EvolveRegions,
             frontier.extend(referenced_names(node))
     return [node for node in tree.body
             if isinstance(node, FUNCTION_NODES) and id(node) not in reached
-            and _is_mutable(node, regions)]
+            and in_blocks(node, regions)]
 
 
 def without_functions(source: str, nodes: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> str:
