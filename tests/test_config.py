@@ -107,7 +107,7 @@ def test_an_improvement_step_without_any_move_is_refused():
     assert "mutation.improve_moves is empty" in str(info.value)
 
 
-@pytest.mark.parametrize("example", ["circle_packing", "tsp_tour"])
+@pytest.mark.parametrize("example", ["circle_packing", "tsp_tour", "heuristic_contest"])
 def test_the_examples_name_moves_that_fit_their_solutions(example: str):
     config = build_config([read_config_file(EXAMPLES / example / "config.yaml")])
     assert not config.mutation.general_moves and len(config.mutation.improve_moves) == 3

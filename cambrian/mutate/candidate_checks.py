@@ -12,10 +12,10 @@ from typing import Any
 from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import LLMResponse
 from cambrian.mutate.dead_code import behaviour_unchanged
-from cambrian.mutate.improve_step import step_contract_error, unwritten_step_error
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
 from cambrian.mutate.python_repairs import repair_python_child
+from cambrian.mutate.step_wiring import step_contract_error, unwritten_step_error
 from cambrian.mutate.undefined_names import undefined_names_error
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
@@ -57,12 +57,13 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
             notes["repairs"] = repairs
     if source.strip() == parent_source.strip():
         return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
+    unchanged = (unwritten_step_error(parent_source, source, step_function, language)
+                 if step_function else "")
     if language.name == "python":
-        unchanged = (unwritten_step_error(parent_source, source, step_function)
-                     if step_function else "") or behaviour_unchanged(
-            parent_source, source, new_method_asked=new_method_asked)
-        if unchanged:
-            return Refusal(unchanged, RefusalKind.NO_CHANGE)
+        unchanged = unchanged or behaviour_unchanged(parent_source, source,
+                                                     new_method_asked=new_method_asked)
+    if unchanged:
+        return Refusal(unchanged, RefusalKind.NO_CHANGE)
     earlier = store.candidates.find_by_source(source)
     if earlier is not None:
         # What that program was, so the next attempt knows which change to avoid.
@@ -75,7 +76,7 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
     if language.name == "python":
-        broken = undefined_names_error(parent_source, source) or step_contract_error(source)
+        broken = undefined_names_error(parent_source, source) or step_contract_error(source, language)
         if broken:
             return Refusal(broken, RefusalKind.SYNTAX)
     return source, patch.description, notes

@@ -53,6 +53,7 @@ class Scaffold:
     inputs: tuple[str, ...]  # the entry's parameters
     solution: tuple[str, ...]  # what the build returns, as the step's last parameters
     stubs: frozenset[str] = frozenset()  # the model's functions that are still the stubs
+    language: str = "python"  # improve_step_cpp.py wires C++ programs
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -389,5 +390,9 @@ def unwritten_step_error(parent: str, child: str, function: str) -> str:
     written = _function_text(child, function)
     if written is not None and written != _function_text(parent, function):
         return ""
+    return unwritten_message(function)
+
+
+def unwritten_message(function: str) -> str:
     return (f"the reply does not write `{function}`, the function asked for; reply with "
             f"`{function}` complete and leave the rest of the program as it is")

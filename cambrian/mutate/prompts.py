@@ -19,9 +19,9 @@ from cambrian.core.components import register_component
 from cambrian.llm.base import Message
 from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.grammars import format_instructions
-from cambrian.mutate.improve_step import scaffold, step_instruction
 from cambrian.mutate.intents import intent_instruction
 from cambrian.mutate.setting_lines import offers_setting_lines
+from cambrian.mutate.step_wiring import scaffold, step_instruction
 from cambrian.mutate.strategies import STEP_MOVES, StrategyChoice
 from cambrian.mutate.tuning_targets import tuning_targets_text
 from cambrian.task.blocks import BlockError, block_contents, parse_regions
@@ -193,7 +193,8 @@ class PromptBuilder:
         the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py), and
         ``focus`` the function a focused edit works on (cambrian/mutate/focus.py)."""
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
-        step = scaffold(parent.source) if intent == "improve_step" else None
+        step = (scaffold(parent.source, self.task.language) if intent == "improve_step"
+                else None)
         if step is not None:
             task_text = step_instruction(step, focus or step.score, strategy or STEP_MOVES[0])
         elif strategy:

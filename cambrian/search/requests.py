@@ -21,9 +21,10 @@ from cambrian.lang.languages import Language
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.mutate.focus import FOCUSED_INTENTS, choose_focus
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
-from cambrian.mutate.improve_step import Scaffold, scaffold
+from cambrian.mutate.improve_step import Scaffold
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
+from cambrian.mutate.step_wiring import scaffold
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import StrategyMenu
 from cambrian.mutate.tuning_targets import tuning_target_lines
@@ -154,12 +155,12 @@ class RequestBuilder:
         return unusable if self._scaffold(parent_id) is not None else unusable | {"improve_step"}
 
     def _scaffold(self, parent_id: int) -> Scaffold | None:
-        """The parent with an improvement step wired after its entry function (Python), found
-        once per parent."""
-        if self.language is None or self.language.name != "python":
+        """The parent with an improvement step wired after its entry function (Python, C++),
+        found once per parent."""
+        if self.language is None:
             return None
         if parent_id not in self._scaffolds:
-            self._scaffolds[parent_id] = scaffold(self.view(parent_id).source)
+            self._scaffolds[parent_id] = scaffold(self.view(parent_id).source, self.language)
         return self._scaffolds[parent_id]
 
     def _scored_child(self, parent_id: int) -> int | None:
