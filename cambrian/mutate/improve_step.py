@@ -332,14 +332,21 @@ def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
                     "it may change in place; return the changed solution. The "
                     f"change: {move}\nIts outline, to complete:\n```python\n"
                     f"{move_outline(scaffold_)}\n```")
+    return step_task(scaffold_, function, f"{function}({parameters})", contract, helpers,
+                     "thousands of times")
+
+
+def step_task(scaffold_: Scaffold, function: str, signature: str, contract: str,
+              helpers: list[str], how_often: str) -> str:
+    """The task of a step proposal around one function's ``contract``, in any language."""
     return (
         f"`{scaffold_.entry}` improves what `{BUILD_PREFIX}{scaffold_.entry}` built with the "
         f"hill-climbing loop `{scaffold_.step}`: it keeps a change made by "
         f"`{scaffold_.change}` when `{scaffold_.score}` rates it higher. Write "
-        f"`{function}({parameters})`: {contract}\n"
+        f"`{signature}`: {contract}\n"
         + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
            + "\n" if helpers else "")
-        + f"Keep it fast: the loop calls it thousands of times. Reply with `{function}` "
+        + f"Keep it fast: the loop calls it {how_often}. Reply with `{function}` "
         "complete, and leave the other functions as they are."
     )
 

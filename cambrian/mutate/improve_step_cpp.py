@@ -34,6 +34,7 @@ from cambrian.mutate.improve_step import (
     SOLUTION_NAMES,
     STEP_PREFIX,
     Scaffold,
+    step_task,
 )
 from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
@@ -284,16 +285,40 @@ def cpp_helpers(scaffold_: Scaffold) -> list[str]:
     return helpers
 
 
+def _is_sequence(declaration: str) -> bool:
+    return re.search(r"\b(string|vector|array|deque)\b", declaration) is not None
+
+
 def cpp_move_outline(scaffold_: Scaffold) -> str:
     """The form of a C++ move: an index drawn from ``rng`` when the solution is a sequence."""
     solution = scaffold_.solution[0]
     declaration = _declaration(scaffold_.source, scaffold_.change)
-    sequence = re.search(r"\b(string|vector|array|deque)\b", declaration) is not None
     draw = ([f"    if ({solution}.empty()) return {solution};",
              f"    int i = std::uniform_int_distribution<int>(0, (int){solution}.size() - 1)(rng);",
-             f"    // change {solution} at i here, as the change says"] if sequence
+             f"    // change {solution} at i here, as the change says"]
+            if _is_sequence(declaration)
             else [f"    // change {solution} here, as the change says (random numbers from rng)"])
     return "\n".join([f"{declaration} {{", *draw, f"    return {solution};", "}"])
+
+
+def cpp_score_outline(scaffold_: Scaffold) -> str:
+    """The form of a C++ score: the solution followed item by item when it is a sequence. Asked
+    for the score of a route, the 1.5B copied the greedy that builds one, never reading the
+    route it was given (benchmarks/results/discovery/cpp-step)."""
+    solution = scaffold_.solution[0]
+    declaration = _declaration(scaffold_.source, scaffold_.score)
+    reject = "return -1e18 when it breaks a rule"
+    follow = ([f"    // declare the state here: as it is before the first item of {solution}",
+               "    // (where it starts, what is counted already)",
+               f"    for (const auto& item : {solution}) {{",
+               "        // apply item as the problem's rules say: update the state, add what it",
+               f"        // gains to value, and {reject}",
+               "    }",
+               f"    // {reject} only the whole {solution} can break (its length, where it ends)"]
+              if _is_sequence(declaration)
+              else [f"    // compute the value of {solution} as the problem says; {reject}"])
+    return "\n".join([f"{declaration} {{", "    double value = 0;", *follow,
+                      "    return value;", "}"])
 
 
 def cpp_step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
@@ -307,23 +332,16 @@ def cpp_step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
                     f"`{solution}` (minus that number when it asks to minimise one): higher must "
                     f"mean better. Check `{solution}` as the problem's rules do while you compute "
                     f"it, and return -1e18 when they would reject it (the move may break it). "
-                    "It must not change its arguments.")
+                    "It must not change its arguments. Its outline, to complete:\n```cpp\n"
+                    f"{cpp_score_outline(scaffold_)}\n```")
     else:
         contract = (f"a copy of `{solution}` (it gets its own copy) with one small random "
                     "change, drawing random numbers from `rng`, still valid as the problem "
                     "requires; return the changed copy. The "
                     f"change: {move}\nIts outline, to complete:\n```cpp\n"
                     f"{cpp_move_outline(scaffold_)}\n```")
-    return (
-        f"`{scaffold_.entry}` improves what `{BUILD_PREFIX}{scaffold_.entry}` built with the "
-        f"hill-climbing loop `{scaffold_.step}`: it keeps a change made by "
-        f"`{scaffold_.change}` when `{scaffold_.score}` rates it higher. Write "
-        f"`{declaration}`: {contract}\n"
-        + ("Functions of the program it can call:\n" + "\n".join(f"- {h}" for h in helpers)
-           + "\n" if helpers else "")
-        + f"Keep it fast: the loop calls it many thousands of times. Reply with `{function}` "
-        "complete, and leave the other functions as they are."
-    )
+    return step_task(scaffold_, function, declaration, contract, helpers,
+                     "many thousands of times")
 
 
 def cpp_function_text(source: str, name: str) -> str | None:
