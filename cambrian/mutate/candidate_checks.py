@@ -75,10 +75,10 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     syntax_error = await asyncio.to_thread(check_syntax, source, language.name)
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
-    if language.name == "python":
-        broken = undefined_names_error(parent_source, source) or step_contract_error(source, language)
-        if broken:
-            return Refusal(broken, RefusalKind.SYNTAX)
+    broken = (undefined_names_error(parent_source, source) if language.name == "python"
+              else "") or step_contract_error(source, language)
+    if broken:
+        return Refusal(broken, RefusalKind.SYNTAX)
     return source, patch.description, notes
 
 

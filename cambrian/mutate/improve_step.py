@@ -366,7 +366,7 @@ def _returns_a_value(node: ast.FunctionDef) -> bool:
 
 def step_contract_error(source: str) -> str:
     """Why a program with an improvement step breaks the step's contract before it runs: a
-    score that returns nothing; "" when it keeps it or has no step. A move that returns
+    score that returns nothing or never reads the solution; "" when it keeps it or has no step. A move that returns
     nothing is kept: the loop hands it a copy and takes that copy as changed in place (the
     1.5B's moves swapped in place and returned None, in two runs of
     benchmarks/results/discovery/after-followup)."""
@@ -381,7 +381,19 @@ def step_contract_error(source: str) -> str:
     if not _returns_a_value(functions[wired.score]):
         return (f"`{wired.score}` returns nothing, so the loop `{wired.step}` fails on it; it "
                 "must return the number")
+    if wired.score not in wired.stubs \
+            and not set(wired.solution) & loaded_names(functions[wired.score]):
+        return unread_solution_message(wired)
     return ""
+
+
+def unread_solution_message(wired: Scaffold) -> str:
+    """A score that never reads the solution rates every change the same, so the loop keeps
+    none (the 1.5B copied the contest's greedy into its score, returning 0 whatever the route;
+    benchmarks/results/discovery/cpp-step-outline)."""
+    solved = " and ".join(f"`{name}`" for name in wired.solution)
+    return (f"`{wired.score}` never reads {solved}, so it rates every change the same and the "
+            f"loop keeps none; compute the number from {solved}, which the loop hands it")
 
 
 def _function_text(source: str, name: str) -> str | None:

@@ -35,6 +35,7 @@ from cambrian.mutate.improve_step import (
     STEP_PREFIX,
     Scaffold,
     step_task,
+    unread_solution_message,
 )
 from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
@@ -350,3 +351,16 @@ def cpp_function_text(source: str, name: str) -> str | None:
     _, functions, _ = _entry(source)
     function = functions.get(name)
     return " ".join(mask_code(function.text, CPP).split()) if function else None
+
+
+def cpp_contract_error(source: str) -> str:
+    """Why a C++ program's written score breaks the step's contract: it never reads the
+    solution; "" when it keeps it or has no step (the compiler finds the rest)."""
+    wired = cpp_scaffold(source)
+    if wired is None or wired.score in wired.stubs or wired.step not in source:
+        return ""
+    _, functions, _ = _entry(source)
+    score = functions.get(wired.score)
+    if score is None or re.search(rf"\b{wired.solution[0]}\b", _body(score)):
+        return ""
+    return unread_solution_message(wired)

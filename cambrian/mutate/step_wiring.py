@@ -27,9 +27,10 @@ def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
 
 
 def step_contract_error(source: str, language: Language) -> str:
-    """Why a child breaks its step's contract before it runs ("" when it keeps it); a C++
-    compiler finds what the Python check looks for."""
-    return improve_step.step_contract_error(source) if language.name == "python" else ""
+    """Why a child breaks its step's contract before it runs ("" when it keeps it)."""
+    if language.name == "python":
+        return improve_step.step_contract_error(source)
+    return improve_step_cpp.cpp_contract_error(source) if language.name == "cpp" else ""
 
 
 def unwritten_step_error(parent: str, child: str, function: str, language: Language) -> str:

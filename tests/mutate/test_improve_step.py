@@ -303,7 +303,9 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         # The next step proposals go on from the child with the score, and write its move.
         moves = [r for r in children if r.notes.get("focus_function") == "change_build"]
         assert moves and all(r.notes["strategy"] in STEP_MOVES for r in moves)
-        assert moves[0].parent_id == first.id
+        # (two proposals run at once: the move may go to another child that wrote a score)
+        mover_parent = store.candidates.find(moves[0].parent_id)
+        assert mover_parent.notes["focus_function"] == "score_build" and mover_parent.parent_id == 1
         # A later step proposal to the initial program goes on from a child with a score.
         assert store.candidates.find(scored_child).notes["focus_function"] == "score_build"
         assert store.candidates.find(scored_child).parent_id == 1
@@ -325,6 +327,10 @@ def test_a_score_that_returns_nothing_is_refused_and_a_move_may_work_in_place(tm
     assert step_contract_error(nested) == (
         "`score_solve_tour` returns nothing, so the loop `improve_solve_tour` fails on it; it "
         "must return the number")
+    constant = wired.source.replace('    return 0.0\n', '    return len(points) * 0.0\n')
+    assert step_contract_error(constant) == (
+        "`score_solve_tour` never reads `solution`, so it rates every change the same and the loop "
+        "keeps none; compute the number from `solution`, which the loop hands it")
     # A move that changes its argument in place and returns nothing changes the loop's copy.
     in_place = wired.source.replace(
         'change."""\n    return solution\n',

@@ -17,7 +17,12 @@ from support.scripted_llm import ScriptedLLM
 
 from cambrian.api import start
 from cambrian.lang.languages import CPP
-from cambrian.mutate.step_wiring import scaffold, step_instruction, unwritten_step_error
+from cambrian.mutate.step_wiring import (
+    scaffold,
+    step_contract_error,
+    step_instruction,
+    unwritten_step_error,
+)
 from cambrian.store.store import Store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
@@ -232,3 +237,17 @@ def test_a_judged_run_wires_the_step_and_the_model_writes_it(tmp_path: Path):
         assert moves[0].score > initial.score  # the loop with the model's detour gained
     finally:
         store.close()
+
+
+def test_a_score_that_never_reads_the_solution_is_refused():
+    """The 1.5B copied the greedy into the score, returning 0 whatever the route."""
+    wired = scaffold(CONTEST, CPP)
+    assert wired is not None
+    greedy_copy = wired.source.replace(SCORE_STUB, SCORE_STUB.replace(
+        "    return 0.0;", "    double value = 0;\n    std::string route = initial_solve(in);\n"
+        "    return value + route.size() * 0;"))
+    assert step_contract_error(greedy_copy, CPP) == (
+        "`score_solve` never reads `solution`, so it rates every change the same and the loop "
+        "keeps none; compute the number from `solution`, which the loop hands it")
+    assert step_contract_error(wired.source, CPP) == ""  # the stub is not the model's yet
+    assert step_contract_error(wired.source.replace(SCORE_STUB, ROUTE_VALUE), CPP) == ""
