@@ -366,9 +366,9 @@ def _returns_a_value(node: ast.FunctionDef) -> bool:
 
 def step_contract_error(source: str) -> str:
     """Why a program with an improvement step breaks the step's contract before it runs: a
-    score that returns nothing or never reads the solution; "" when it keeps it or has no step. A move that returns
-    nothing is kept: the loop hands it a copy and takes that copy as changed in place (the
-    1.5B's moves swapped in place and returned None, in two runs of
+    score that returns nothing or never reads the solution; "" when it keeps it or has no
+    step. A move that returns nothing is kept: the loop hands it a copy and takes that copy as
+    changed in place (the 1.5B's moves swapped in place and returned None, in two runs of
     benchmarks/results/discovery/after-followup)."""
     parsed = _parsed(source)
     entry = _entry(*parsed) if parsed else None

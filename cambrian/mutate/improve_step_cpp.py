@@ -36,6 +36,7 @@ from cambrian.mutate.improve_step import (
     Scaffold,
     step_task,
     unread_solution_message,
+    unwritten_message,
 )
 from cambrian.task.blocks import BlockError, EvolveRegions, parse_regions
 
@@ -86,7 +87,8 @@ def _function(source: str, masked: str, definition: Definition) -> _Function | N
     if _QUALIFIERS.sub("", header[closing + 1:]).strip():
         return None  # a trailing return type, an initializer list...
     before = header[:opening].rstrip()
-    name = _IDENTIFIER.findall(before)[-1] if _IDENTIFIER.findall(before) else ""
+    identifiers = _IDENTIFIER.findall(before)
+    name = identifiers[-1] if identifiers else ""
     returns = before[:len(before) - len(name)].strip()
     if name != definition.name or returns.endswith("::") or not returns:
         return None
@@ -149,7 +151,7 @@ def _is_change_stub(function: _Function, solution: str) -> bool:
     return re.fullmatch(rf"return\s+{re.escape(solution)}\s*;", _body(function)) is not None
 
 
-def cpp_scaffold(source: str) -> Scaffold | None:
+def scaffold(source: str) -> Scaffold | None:
     """``source`` with an improvement step after its entry function; None when there is no
     entry function it can be wired to."""
     entry, functions, masked = _entry(source)
@@ -243,9 +245,11 @@ def cpp_scaffold(source: str) -> Scaffold | None:
                     frozenset((score, change)), language="cpp")
 
 
-def _declaration(source: str, name: str) -> str:
+Functions = dict[str, "_Function | None"]
+
+
+def _declaration(functions: Functions, name: str) -> str:
     """``name``'s header as written, up to its body."""
-    _, functions, _ = _entry(source)
     function = functions.get(name)
     return " ".join(function.text[:function.header_end].split()) if function else name
 
@@ -259,10 +263,9 @@ def _comment_above(lines: list[str], start: int) -> str:
     return " ".join(comment)
 
 
-def cpp_helpers(scaffold_: Scaffold) -> list[str]:
+def _helpers(scaffold_: Scaffold, functions: Functions, masked: str) -> list[str]:
     """The other block functions the program runs (reached from the entry), each with the first
     sentence of the comment above it."""
-    _, functions, masked = _entry(scaffold_.source)
     masked_lines = masked.split("\n")
     lines = scaffold_.source.split("\n")
     reached, frontier = set(), [scaffold_.entry]
@@ -281,8 +284,7 @@ def cpp_helpers(scaffold_: Scaffold) -> list[str]:
         if function is None or name in skipped or name not in reached:
             continue
         sentence = _comment_above(lines, function.definition.start).split(". ")[0].rstrip(".")
-        signature = " ".join(function.text[:function.header_end].split())
-        helpers.append(f"`{signature}`" + (f": {sentence}" if sentence else ""))
+        helpers.append(f"`{_declaration(functions, name)}`" + (f": {sentence}" if sentence else ""))
     return helpers
 
 
@@ -290,10 +292,10 @@ def _is_sequence(declaration: str) -> bool:
     return re.search(r"\b(string|vector|array|deque)\b", declaration) is not None
 
 
-def cpp_move_outline(scaffold_: Scaffold) -> str:
+def _move_outline(scaffold_: Scaffold, functions: Functions) -> str:
     """The form of a C++ move: an index drawn from ``rng`` when the solution is a sequence."""
     solution = scaffold_.solution[0]
-    declaration = _declaration(scaffold_.source, scaffold_.change)
+    declaration = _declaration(functions, scaffold_.change)
     draw = ([f"    if ({solution}.empty()) return {solution};",
              f"    int i = std::uniform_int_distribution<int>(0, (int){solution}.size() - 1)(rng);",
              f"    // change {solution} at i here, as the change says"]
@@ -302,12 +304,12 @@ def cpp_move_outline(scaffold_: Scaffold) -> str:
     return "\n".join([f"{declaration} {{", *draw, f"    return {solution};", "}"])
 
 
-def cpp_score_outline(scaffold_: Scaffold) -> str:
+def _score_outline(scaffold_: Scaffold, functions: Functions) -> str:
     """The form of a C++ score: the solution followed item by item when it is a sequence. Asked
     for the score of a route, the 1.5B copied the greedy that builds one, never reading the
     route it was given (benchmarks/results/discovery/cpp-step)."""
     solution = scaffold_.solution[0]
-    declaration = _declaration(scaffold_.source, scaffold_.score)
+    declaration = _declaration(functions, scaffold_.score)
     reject = "return -1e18 when it breaks a rule"
     follow = ([f"    // declare the state here: as it is before the first item of {solution}",
                "    // (where it starts, what is counted already)",
@@ -322,30 +324,31 @@ def cpp_score_outline(scaffold_: Scaffold) -> str:
                       "    return value;", "}"])
 
 
-def cpp_step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
+def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
     """The task of an ``improve_step`` proposal to a C++ program: write ``function``, the
     step's score or its move (a change of the kind ``move``)."""
     solution = scaffold_.solution[0]
-    declaration = _declaration(scaffold_.source, function)
-    helpers = cpp_helpers(scaffold_)
+    _, functions, masked = _entry(scaffold_.source)
+    declaration = _declaration(functions, function)
+    helpers = _helpers(scaffold_, functions, masked)
     if function == scaffold_.score:
         contract = (f"the number the problem statement asks to maximise, computed from "
                     f"`{solution}` (minus that number when it asks to minimise one): higher must "
                     f"mean better. Check `{solution}` as the problem's rules do while you compute "
                     f"it, and return -1e18 when they would reject it (the move may break it). "
                     "It must not change its arguments. Its outline, to complete:\n```cpp\n"
-                    f"{cpp_score_outline(scaffold_)}\n```")
+                    f"{_score_outline(scaffold_, functions)}\n```")
     else:
         contract = (f"a copy of `{solution}` (it gets its own copy) with one small random "
                     "change, drawing random numbers from `rng`, still valid as the problem "
                     "requires; return the changed copy. The "
                     f"change: {move}\nIts outline, to complete:\n```cpp\n"
-                    f"{cpp_move_outline(scaffold_)}\n```")
+                    f"{_move_outline(scaffold_, functions)}\n```")
     return step_task(scaffold_, function, declaration, contract, helpers,
                      "many thousands of times")
 
 
-def cpp_function_text(source: str, name: str) -> str | None:
+def _function_text(source: str, name: str) -> str | None:
     """``name``'s definition in the blocks with comments and spacing left out (None when it has
     none)."""
     _, functions, _ = _entry(source)
@@ -353,10 +356,19 @@ def cpp_function_text(source: str, name: str) -> str | None:
     return " ".join(mask_code(function.text, CPP).split()) if function else None
 
 
-def cpp_contract_error(source: str) -> str:
+def unwritten_step_error(parent: str, child: str, function: str) -> str:
+    """Why the child of an ``improve_step`` proposal that asked for ``function`` cannot be used
+    when it does not change that function (comments and spacing aside); "" when it does."""
+    written = _function_text(child, function)
+    if written is not None and written != _function_text(parent, function):
+        return ""
+    return unwritten_message(function)
+
+
+def step_contract_error(source: str) -> str:
     """Why a C++ program's written score breaks the step's contract: it never reads the
     solution; "" when it keeps it or has no step (the compiler finds the rest)."""
-    wired = cpp_scaffold(source)
+    wired = scaffold(source)
     if wired is None or wired.score in wired.stubs or wired.step not in source:
         return ""
     _, functions, _ = _entry(source)
