@@ -46,6 +46,10 @@ class MutationConfig(StrictModel):
     # applied "swap" to circles, which changes nothing a sum of radii counts.
     improve_moves: list[str] = Field(default_factory=list)
     general_moves: bool = True
+    # A file of the task folder holding the step's score function (`score_<entry>`), written by
+    # the task's author as a judged task's scorer is: the step is wired with it and its
+    # proposals ask the model for the move only (cambrian/mutate/step_wiring.py).
+    improve_score: str | None = None
 
     @field_validator("schedule", mode="before")
     @classmethod

@@ -54,6 +54,7 @@ class Scaffold:
     solution: tuple[str, ...]  # what the build returns, as the step's last parameters
     stubs: frozenset[str] = frozenset()  # the model's functions that are still the stubs
     language: str = "python"  # improve_step_cpp.py wires C++ programs
+    given: frozenset[str] = frozenset()  # the task's own functions (its score): never asked for
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -73,10 +74,11 @@ class Scaffold:
 
     def to_write(self, rng: np.random.Generator) -> str:
         """The function a proposal asks for: the score while it is a stub, then the move,
-        and once both are written the move mostly (a score can be wrong too)."""
+        and once both are written the move mostly (a score can be wrong too, unless the task
+        gave it)."""
         if self.score in self.stubs:
             return self.score
-        if self.change in self.stubs or rng.random() < MOVE_SHARE:
+        if self.change in self.stubs or self.score in self.given or rng.random() < MOVE_SHARE:
             return self.change
         return self.score
 

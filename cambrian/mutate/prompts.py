@@ -193,8 +193,8 @@ class PromptBuilder:
         the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py), and
         ``focus`` the function a focused edit works on (cambrian/mutate/focus.py)."""
         task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
-        step = (scaffold(parent.source, self.task.language) if intent == "improve_step"
-                else None)
+        step = (scaffold(parent.source, self.task.language, self.task.step_score)
+                if intent == "improve_step" else None)
         if step is not None:
             task_text = step_instruction(step, focus or step.score, strategy or STEP_MOVES[0])
         elif strategy:

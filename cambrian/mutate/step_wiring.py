@@ -1,12 +1,19 @@
 """The improvement step of a program in its language: Python (``improve_step.py``) or C++
 (``improve_step_cpp.py``), each module offering the same four functions; other languages have
-none."""
+none.
+
+A task may give the step's score itself (``mutation.improve_score``: a file holding the
+function, written by the task's author as a judged task's scorer is). The step is then wired
+with that score in place of the stub, and its proposals ask the model for the move only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import ModuleType
 
+from cambrian.lang.definitions import find_definitions
 from cambrian.lang.language import Language
+from cambrian.lang.languages import language_by_name
 from cambrian.mutate import improve_step, improve_step_cpp
 from cambrian.mutate.improve_step import Scaffold
 
@@ -17,10 +24,88 @@ def _step(language: Language | str) -> ModuleType | None:
     return _STEPS.get(language if isinstance(language, str) else language.name)
 
 
-def scaffold(source: str, language: Language | str) -> Scaffold | None:
-    """``source`` with an improvement step wired after its entry function, or None."""
+def _language(language: Language | str) -> Language:
+    return language_by_name(language) if isinstance(language, str) else language
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _definition_text(source: str, name: str, language: Language) -> str | None:
+    """``name``'s top-level definition as written (None when the source has none)."""
+    try:
+        definitions = find_definitions(source, language, top_level_only=True)
+    except SyntaxError:
+        return None
+    lines = source.split("\n")
+    return next(("\n".join(lines[d.start:d.end]) for d in definitions if d.name == name), None)
+
+
+def _with_definition(source: str, name: str, text: str, language: Language) -> str:
+    """``source`` with ``name``'s top-level definition replaced by ``text``."""
+    lines = source.split("\n")
+    definition = next(d for d in find_definitions(source, language, top_level_only=True)
+                      if d.name == name)
+    lines[definition.start:definition.end] = text.strip("\n").split("\n")
+    return "\n".join(lines)
+
+
+def given_score_name(text: str, language: Language | str) -> str:
+    """The name of the score function a task gives; ValueError saying what is wrong when
+    ``text`` is not one definition of a ``score_<entry>`` function."""
+    try:
+        definitions = find_definitions(text, _language(language), top_level_only=True)
+    except SyntaxError as error:
+        raise ValueError(f"it does not parse as {_language(language).name}: {error}") from error
+    names = [d.name for d in definitions]
+    if len(names) != 1 or not names[0].startswith(improve_step.SCORE_PREFIX):
+        raise ValueError(f"it must define exactly one function named "
+                         f"{improve_step.SCORE_PREFIX}<entry>; it defines {names or 'none'}")
+    return names[0]
+
+
+def given_score_error(source: str | None, given: str, language: Language | str) -> str:
+    """Why the task's score ``given`` cannot be wired to its initial program ``source`` (None
+    when the model writes the first program); "" when it can."""
+    if _step(language) is None:
+        return (f"mutation.improve_score: {_language(language).name} programs have no "
+                "improvement step (Python and C++ do)")
+    try:
+        name = given_score_name(given, language)
+    except ValueError as error:
+        return f"mutation.improve_score: {error}"
+    if source is None:
+        return ""
+    wired = scaffold(source, language)
+    if wired is None:
+        return ("mutation.improve_score: the initial program has no entry function the "
+                "improvement step can be wired to")
+    if wired.score != name:
+        return (f"mutation.improve_score defines {name}, but the initial program's step scores "
+                f"with {wired.score}")
+    return ""
+
+
+def scaffold(source: str, language: Language | str,
+             given_score: str | None = None) -> Scaffold | None:
+    """``source`` with an improvement step wired after its entry function, or None. With
+    ``given_score`` (the task's score function) the score stub is that function, and the score
+    is marked given while the program keeps it as the task wrote it."""
     step = _step(language)
-    return step.scaffold(source) if step else None
+    wired = step.scaffold(source) if step else None
+    if wired is None or given_score is None:
+        return wired
+    if wired.score in wired.stubs:
+        wired = step.scaffold(_with_definition(wired.source, wired.score, given_score,
+                                               _language(language)))
+        if wired is None:
+            return None
+    written = _definition_text(wired.source, wired.score, _language(language))
+    given = _definition_text(given_score, wired.score, _language(language))
+    if written is not None and given is not None and _normalised(written) == _normalised(given):
+        return replace(wired, given=frozenset({wired.score}))
+    return wired
 
 
 def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:

@@ -39,6 +39,7 @@ from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
+from cambrian.mutate.step_wiring import given_score_error
 from cambrian.mutate.strategies import GENERAL_STRATEGIES, STEP_MOVES, StrategyMenu
 from cambrian.search.archive import Archive
 from cambrian.search.budget import BudgetManager
@@ -188,6 +189,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         return budget.stop_reason(0)
 
     mutation = config.mutation
+    if task.step_score is not None:
+        if error := given_score_error(task.initial_source, task.step_score, task.language):
+            raise ConfigError(error)
     strategies = (StrategyMenu(
         [*mutation.strategies, *(GENERAL_STRATEGIES if mutation.general_strategies else ())],
         store, objective,
@@ -234,7 +238,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     requests = RequestBuilder(
         config, store, rng, lambda: parent_view(archive.selector, deletion_filter),
         progress.evaluations_spent, guidance=guidance, hooks=hooks, mutation_schedule=schedule,
-        strategies=strategies, language=task.language, objective=objective)
+        strategies=strategies, language=task.language, objective=objective,
+        given_score=task.step_score)
     committer.listeners.append(lambda row, record: requests.forget(row.id))
     if schedule is not None:
         committer.listeners.append(lambda row, record: schedule.observe(row))

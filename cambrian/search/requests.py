@@ -49,8 +49,10 @@ class RequestBuilder:
         strategies: StrategyMenu | None = None,
         language: Language | None = None,
         objective: Objective = Objective(),
+        given_score: str | None = None,
     ) -> None:
         self.config = config
+        self.given_score = given_score  # the improvement step's score the task gives
         self.objective = objective
         self.store = store
         self.rng = rng
@@ -160,7 +162,8 @@ class RequestBuilder:
         if self.language is None:
             return None
         if parent_id not in self._scaffolds:
-            self._scaffolds[parent_id] = scaffold(self.view(parent_id).source, self.language)
+            self._scaffolds[parent_id] = scaffold(self.view(parent_id).source, self.language,
+                                                  self.given_score)
         return self._scaffolds[parent_id]
 
     def _scored_child(self, parent_id: int) -> int | None:

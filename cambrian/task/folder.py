@@ -49,6 +49,7 @@ class Task:
     direction: str
     # Things worth telling the person at the start of a run (a peer's config translated...).
     notes: tuple[str, ...] = ()
+    step_score: str | None = None  # the improvement step's score the task gives (its source)
 
     @property
     def program_filename(self) -> str:
@@ -217,7 +218,18 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
         description=settings.description,
         direction=settings.direction,
         notes=tuple(notes),
+        step_score=_read_step_score(root, config.mutation.improve_score),
     )
+
+
+def _read_step_score(root: Path, configured: str | None) -> str | None:
+    if configured is None:
+        return None
+    path = root / configured
+    if not path.is_file():
+        raise TaskError(f"mutation.improve_score names '{configured}', which is not a file in "
+                        f"{root}")
+    return path.read_text()
 
 
 def _evaluator_docstring(evaluator: Path) -> str | None:

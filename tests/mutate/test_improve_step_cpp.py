@@ -12,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from support.scripted_llm import ScriptedLLM
 
 from cambrian.api import start
 from cambrian.lang.languages import CPP
 from cambrian.mutate.step_wiring import (
+    given_score_error,
     scaffold,
     step_contract_error,
     step_instruction,
@@ -27,6 +29,7 @@ from cambrian.store.store import Store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "heuristic_contest"
 CONTEST = (EXAMPLE / "initial.cpp").read_text()
+GIVEN_SCORE = (EXAMPLE / "step_score.cpp").read_text()  # the contest's own score of a route
 needs_gpp = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 SCORE_STUB = "double score_solve(const Input& in, const std::string& solution) {\n    return 0.0;\n}"
@@ -218,6 +221,7 @@ def test_a_judged_run_wires_the_step_and_the_model_writes_it(tmp_path: Path):
             "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
             "novelty.enabled=false", "meta.enabled=false", "evolution.generations=4",
             "mutation.types=[improve_step]", "trace_feedback.tune_operator=false",
+            "mutation.improve_score=null",  # the model writes the score too
             "judge.public_seeds=[0,3]", "judge.tiers.quick_cases=2"])
         try:
             asyncio.run(evolution.run())
@@ -251,3 +255,73 @@ def test_a_score_that_never_reads_the_solution_is_refused():
         "keeps none; compute the number from `solution`, which the loop hands it")
     assert step_contract_error(wired.source, CPP) == ""  # the stub is not the model's yet
     assert step_contract_error(wired.source.replace(SCORE_STUB, ROUTE_VALUE), CPP) == ""
+
+
+@needs_gpp
+def test_the_task_s_own_score_is_wired_and_with_a_detour_improves_the_routes(tmp_path: Path):
+    wired = scaffold(CONTEST, CPP, GIVEN_SCORE)
+    assert wired is not None and wired.stubs == {"change_solve"}
+    assert wired.given == {"score_solve"} and GIVEN_SCORE.strip() in wired.source
+    assert {wired.to_write(np.random.default_rng(seed)) for seed in range(20)} == {"change_solve"}
+    again = scaffold(wired.source, CPP, GIVEN_SCORE)
+    assert again is not None and again.source == wired.source and again.given == wired.given
+    seeds = range(4)
+    before = contest_scores(compiled(tmp_path, CONTEST, "parent"), seeds)
+    assert contest_scores(compiled(tmp_path, wired.source, "wired"), seeds) == before
+    moved = contest_scores(compiled(tmp_path, wired.source.replace(MOVE_STUB, DETOUR), "child"),
+                           seeds)
+    assert all(a >= b for a, b in zip(moved, before, strict=True)) and sum(moved) > sum(before)
+
+
+def test_a_score_the_model_rewrote_is_no_longer_the_task_s():
+    wired = scaffold(CONTEST, CPP, GIVEN_SCORE)
+    assert wired is not None
+    rewritten = wired.source.replace("return value;\n}", "return value * 2;\n}")
+    again = scaffold(rewritten, CPP, GIVEN_SCORE)
+    assert again is not None and again.given == frozenset() and again.stubs == {"change_solve"}
+
+
+def test_a_given_score_that_cannot_be_wired_is_a_clear_error():
+    assert given_score_error(CONTEST, GIVEN_SCORE, CPP) == ""
+    assert given_score_error(None, GIVEN_SCORE, CPP) == ""  # the model writes the first program
+    assert given_score_error(CONTEST, GIVEN_SCORE.replace("score_solve", "score_route"), CPP) == (
+        "mutation.improve_score defines score_route, but the initial program's step scores with "
+        "score_solve")
+    two = GIVEN_SCORE + "\nint helper() { return 1; }\n"
+    assert given_score_error(CONTEST, two, CPP) == (
+        "mutation.improve_score: it must define exactly one function named score_<entry>; it "
+        "defines ['score_solve', 'helper']")
+    assert "no entry function" in given_score_error("void run() {}\n", GIVEN_SCORE, CPP)
+    assert given_score_error(CONTEST, GIVEN_SCORE, "rust") == (
+        "mutation.improve_score: rust programs have no improvement step (Python and C++ do)")
+
+
+def move_only(messages: list[dict[str, str]], index: int) -> str:
+    """Writes the move: with the task's score, no proposal asks for a score."""
+    task = messages[-1]["content"].split("## Your task\n", 1)[1]
+    assert "Write `std::string change_solve(" in task, task
+    return f"Detour\n```cpp\n{DETOUR.replace('rng() % 4', f'(rng() + {index}) % 4')}\n```\n"
+
+
+@needs_gpp
+def test_a_judged_run_with_the_task_s_score_asks_the_model_for_the_move_only(tmp_path: Path):
+    with ScriptedLLM(move_only) as llm:
+        evolution = start(EXAMPLE, run_dir=tmp_path / "run", overrides=[
+            "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
+            "novelty.enabled=false", "meta.enabled=false", "evolution.generations=3",
+            "mutation.types=[improve_step]", "trace_feedback.tune_operator=false",
+            "judge.public_seeds=[0,3]", "judge.tiers.quick_cases=2"])
+        try:
+            asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    store = Store.open(tmp_path / "run")
+    try:
+        initial = store.candidates.find(1)
+        children = [r for r in store.candidates.list() if r.id != 1]
+        assert children and all(r.notes["focus_function"] == "change_solve" for r in children)
+        first = children[0]
+        assert first.status == "correct", first.error
+        assert GIVEN_SCORE.strip() in first.source and first.score > initial.score
+    finally:
+        store.close()
