@@ -113,9 +113,11 @@ def test_the_examples_name_moves_that_fit_their_solutions(example: str):
     assert not config.mutation.general_moves and len(config.mutation.improve_moves) == 3
 
 
-def test_the_circle_packing_example_turns_the_improvement_step_on():
-    """It is opt-in; the example lists it since it carried that task's search
-    (benchmarks/results/discovery/after-leftovers/)."""
-    config = build_config([read_config_file(EXAMPLES / "circle_packing" / "config.yaml")])
+@pytest.mark.parametrize("example", ["circle_packing", "heuristic_contest"])
+def test_the_examples_turn_the_improvement_step_on(example: str):
+    """It is opt-in; circle packing lists it since it carried that task's search
+    (benchmarks/results/discovery/after-leftovers/), the contest with its own score."""
+    config = build_config([read_config_file(EXAMPLES / example / "config.yaml")])
     assert "improve_step" in config.mutation.types and "improve_step" not in build_config(
         []).mutation.types
+    assert (config.mutation.improve_score is not None) == (example == "heuristic_contest")

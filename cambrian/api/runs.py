@@ -25,7 +25,7 @@ from cambrian.evaluate.child_env import register_secret_values
 from cambrian.evaluate.factory import build_evaluator
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.factory import build_providers, configured_secrets
-from cambrian.search.build import build_evolution, check_names
+from cambrian.search.build import build_evolution, check_names, check_task_settings
 from cambrian.search.engine import Evolution, RunSummary
 from cambrian.status import RunStatus
 from cambrian.status import run_status as status_of_store
@@ -119,6 +119,7 @@ def start(
     resolved = resolve_config(Path(task_dir), config, overrides)
     task = load_task(Path(task_dir), resolved)
     check_names(resolved, new_run=True)
+    check_task_settings(task)
     providers = providers if providers is not None else build_providers(resolved.llm)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
     claim_folder(target)
@@ -233,6 +234,7 @@ def resume(
     resolved = build_config([info.config], overrides)
     task = load_task(Path(info.task_dir), resolved)
     check_names(resolved)
+    check_task_settings(task)
     providers = providers if providers is not None else build_providers(resolved.llm)
     store = Store.open(target, secrets=configured_secrets(resolved.llm))
     try:

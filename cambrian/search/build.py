@@ -72,6 +72,14 @@ if TYPE_CHECKING:
     from cambrian.evaluate.distributed.llm_replicas import ModelReplicas
 
 
+def check_task_settings(task: Task) -> None:
+    """The settings naming task files that only the task can confirm: the improvement step's
+    score the task gives must wire to its initial program."""
+    if task.step_score is not None:
+        if error := given_score_error(task.initial_source, task.step_score, task.language):
+            raise ConfigError(error)
+
+
 def check_names(config: RunConfig, *, new_run: bool = False) -> None:
     """Every name the configuration gives that a registry resolves (providers, reply formats,
     the search algorithm and components), so a misspelt one fails before anything is made,
@@ -189,9 +197,6 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         return budget.stop_reason(0)
 
     mutation = config.mutation
-    if task.step_score is not None:
-        if error := given_score_error(task.initial_source, task.step_score, task.language):
-            raise ConfigError(error)
     strategies = (StrategyMenu(
         [*mutation.strategies, *(GENERAL_STRATEGIES if mutation.general_strategies else ())],
         store, objective,

@@ -17,6 +17,7 @@ from support.scripted_llm import ScriptedLLM, write_counter_task
 from support.store_queries import sql
 
 from cambrian.api import start
+from cambrian.mutate import step_wiring
 from cambrian.mutate.improve_step import (
     entry_function,
     scaffold,
@@ -411,3 +412,21 @@ def test_a_move_that_never_works_fails_the_program(tmp_path: Path):
         "    import random\n", "    import random\n    raise KeyError('no move')\n"))
     with pytest.raises(KeyError, match="no move"):
         program["solve_tour"](np.random.default_rng(2).random((30, 2)))
+
+
+def test_a_score_the_task_gives_is_wired_in_place_of_the_stub(tmp_path: Path):
+    given = ('def score_solve_tour(points, solution):\n'
+             '    """Minus the tour\'s length: the task\'s own score."""\n'
+             '    closed = points[solution + solution[:1]]\n'
+             '    return -float(np.sum(np.linalg.norm(np.diff(closed, axis=0), axis=1)))\n')
+    wired = step_wiring.scaffold(TOUR, "python", given)
+    assert wired is not None and wired.stubs == {"change_solve_tour"}
+    assert wired.given == {"score_solve_tour"} and given.strip() in wired.source
+    assert wired.to_write(np.random.default_rng(0)) == "change_solve_tour"
+    assert step_wiring.scaffold(wired.source, "python", given).given == wired.given
+    program = tmp_path / "program.py"
+    program.write_text(wired.source)
+    points = np.random.default_rng(1).random((12, 2))
+    namespace = runpy.run_path(str(program))
+    assert namespace["solve_tour"](points) == namespace["initial_solve_tour"](points)
+    assert namespace["score_solve_tour"](points, [0, 1, 2]) < 0

@@ -17,6 +17,7 @@ import pytest
 from support.scripted_llm import ScriptedLLM
 
 from cambrian.api import start
+from cambrian.core.errors import ConfigError
 from cambrian.lang.languages import CPP
 from cambrian.mutate.step_wiring import (
     given_score_error,
@@ -325,3 +326,13 @@ def test_a_judged_run_with_the_task_s_score_asks_the_model_for_the_move_only(tmp
         assert GIVEN_SCORE.strip() in first.source and first.score > initial.score
     finally:
         store.close()
+
+
+def test_a_run_whose_given_score_does_not_wire_fails_before_its_folder_is_made(tmp_path: Path):
+    task = tmp_path / "contest"
+    shutil.copytree(EXAMPLE, task)
+    (task / "step_score.cpp").write_text(GIVEN_SCORE.replace("score_solve", "score_route"))
+    with pytest.raises(ConfigError, match="defines score_route, but the initial program's step "
+                                          "scores with score_solve"):
+        start(task, run_dir=tmp_path / "run", providers={})
+    assert not (tmp_path / "run").exists()

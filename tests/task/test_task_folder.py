@@ -59,3 +59,13 @@ def test_missing_folder_and_bad_settings(tmp_path: Path):
         load(root, initial_program="nope.py")
     with pytest.raises(TaskError, match="not a known language"):
         load(root, language="cobol-9000")
+
+
+def test_the_improvement_step_s_score_is_read_from_the_folder(tmp_path: Path):
+    root = write_counter_task(tmp_path / "t")
+    given = {"mutation": {"improve_score": "score.py"}}
+    with pytest.raises(TaskError, match="mutation.improve_score names 'score.py', which is not"):
+        load_task(root, build_config([given]))
+    (root / "score.py").write_text("def score_run(solution):\n    return solution\n")
+    assert load_task(root, build_config([given])).step_score == (root / "score.py").read_text()
+    assert load(root).step_score is None
