@@ -215,20 +215,25 @@ def route_step(messages: list[dict[str, str]], index: int) -> str:
     return f"Detour\n```cpp\n{DETOUR.replace('rng() % 4', f'(rng() + {index}) % 4')}\n```\n"
 
 
-@needs_gpp
-def test_a_judged_run_wires_the_step_and_the_model_writes_it(tmp_path: Path):
-    with ScriptedLLM(route_step) as llm:
+def judged_run(tmp_path: Path, model, *overrides: str) -> Store:
+    """The contest example run with only improvement-step proposals, answered by ``model``."""
+    with ScriptedLLM(model) as llm:
         evolution = start(EXAMPLE, run_dir=tmp_path / "run", overrides=[
             "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
-            "novelty.enabled=false", "meta.enabled=false", "evolution.generations=4",
-            "mutation.types=[improve_step]", "trace_feedback.tune_operator=false",
-            "mutation.improve_score=null",  # the model writes the score too
-            "judge.public_seeds=[0,3]", "judge.tiers.quick_cases=2"])
+            "novelty.enabled=false", "meta.enabled=false", "mutation.types=[improve_step]",
+            "trace_feedback.tune_operator=false", "judge.public_seeds=[0,3]",
+            "judge.tiers.quick_cases=2", *overrides])
         try:
             asyncio.run(evolution.run())
         finally:
             evolution.store.close()
-    store = Store.open(tmp_path / "run")
+    return Store.open(tmp_path / "run")
+
+
+@needs_gpp
+def test_a_judged_run_wires_the_step_and_the_model_writes_it(tmp_path: Path):
+    store = judged_run(tmp_path, route_step, "evolution.generations=4",
+                       "mutation.improve_score=null")  # the model writes the score too
     try:
         initial = store.candidates.find(1)
         children = [r for r in store.candidates.list("correct") if r.id != 1]
@@ -306,17 +311,7 @@ def move_only(messages: list[dict[str, str]], index: int) -> str:
 
 @needs_gpp
 def test_a_judged_run_with_the_task_s_score_asks_the_model_for_the_move_only(tmp_path: Path):
-    with ScriptedLLM(move_only) as llm:
-        evolution = start(EXAMPLE, run_dir=tmp_path / "run", overrides=[
-            "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
-            "novelty.enabled=false", "meta.enabled=false", "evolution.generations=3",
-            "mutation.types=[improve_step]", "trace_feedback.tune_operator=false",
-            "judge.public_seeds=[0,3]", "judge.tiers.quick_cases=2"])
-        try:
-            asyncio.run(evolution.run())
-        finally:
-            evolution.store.close()
-    store = Store.open(tmp_path / "run")
+    store = judged_run(tmp_path, move_only, "evolution.generations=3")
     try:
         initial = store.candidates.find(1)
         children = [r for r in store.candidates.list() if r.id != 1]
