@@ -14,6 +14,7 @@ from types import ModuleType
 from cambrian.lang.definitions import find_definitions
 from cambrian.lang.language import Language
 from cambrian.lang.languages import language_by_name
+from cambrian.lang.syntax import check_syntax
 from cambrian.mutate import improve_step, improve_step_cpp
 from cambrian.mutate.improve_step import Scaffold
 
@@ -84,6 +85,11 @@ def given_score_error(source: str | None, given: str, language: Language | str) 
     if wired.score != name:
         return (f"mutation.improve_score defines {name}, but the initial program's step scores "
                 f"with {wired.score}")
+    with_score = scaffold(source, language, given)
+    error = check_syntax(with_score.source, language) if with_score is not None else None
+    if error:
+        return (f"mutation.improve_score: the initial program with this score wired in does not "
+                f"compile (lines of the wired program): {error}")
     return ""
 
 

@@ -302,6 +302,15 @@ def test_a_given_score_that_cannot_be_wired_is_a_clear_error():
         "mutation.improve_score: rust programs have no improvement step (Python and C++ do)")
 
 
+@needs_gpp
+def test_a_given_score_that_does_not_compile_is_a_clear_error():
+    broken = GIVEN_SCORE.replace("return value;", "return value + bonus;")
+    error = given_score_error(CONTEST, broken, CPP)
+    assert error.startswith("mutation.improve_score: the initial program with this score wired "
+                            "in does not compile (lines of the wired program): line ")
+    assert "'bonus' was not declared in this scope" in error
+
+
 def move_only(messages: list[dict[str, str]], index: int) -> str:
     """Writes the move: with the task's score, no proposal asks for a score."""
     task = messages[-1]["content"].split("## Your task\n", 1)[1]
