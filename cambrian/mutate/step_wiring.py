@@ -86,7 +86,10 @@ def given_score_error(source: str | None, given: str, language: Language | str) 
         return (f"mutation.improve_score defines {name}, but the initial program's step scores "
                 f"with {wired.score}")
     with_score = scaffold(source, language, given)
-    error = check_syntax(with_score.source, language) if with_score is not None else None
+    if with_score is None or with_score.score not in with_score.given:
+        return (f"mutation.improve_score: the step cannot take {name} as written (it must be a "
+                "plain function: no default parameters, templates or trailing return type)")
+    error = check_syntax(with_score.source, language)
     if error:
         return (f"mutation.improve_score: the initial program with this score wired in does not "
                 f"compile (lines of the wired program): {error}")

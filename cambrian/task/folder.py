@@ -225,7 +225,10 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
 def _read_step_score(root: Path, configured: str | None) -> str | None:
     if configured is None:
         return None
-    path = root / configured
+    path = (root / configured).resolve()
+    if not path.is_relative_to(root):
+        raise TaskError(f"mutation.improve_score names '{configured}', which is outside the task "
+                        f"folder {root}")
     if not path.is_file():
         raise TaskError(f"mutation.improve_score names '{configured}', which is not a file in "
                         f"{root}")

@@ -298,6 +298,11 @@ def test_a_given_score_that_cannot_be_wired_is_a_clear_error():
         "mutation.improve_score: it must define exactly one function named score_<entry>; it "
         "defines ['score_solve', 'helper']")
     assert "no entry function" in given_score_error("void run() {}\n", GIVEN_SCORE, CPP)
+    trailing = GIVEN_SCORE.replace("double score_solve(const Input& in, const std::string& "
+                                   "solution) {", "auto score_solve(const Input& in, const "
+                                   "std::string& solution) -> double {")
+    assert given_score_error(CONTEST, trailing, CPP).startswith(
+        "mutation.improve_score: the step cannot take score_solve as written")
     assert given_score_error(CONTEST, GIVEN_SCORE, "rust") == (
         "mutation.improve_score: rust programs have no improvement step (Python and C++ do)")
 

@@ -69,3 +69,7 @@ def test_the_improvement_step_s_score_is_read_from_the_folder(tmp_path: Path):
     (root / "score.py").write_text("def score_run(solution):\n    return solution\n")
     assert load_task(root, build_config([given])).step_score == (root / "score.py").read_text()
     assert load(root).step_score is None
+    outside = {"mutation": {"improve_score": "../elsewhere.py"}}
+    (tmp_path / "elsewhere.py").write_text("def score_run(solution):\n    return solution\n")
+    with pytest.raises(TaskError, match="which is outside the task folder"):
+        load_task(root, build_config([outside]))
