@@ -13,7 +13,7 @@ from types import ModuleType
 
 from cambrian.lang.definitions import find_definitions
 from cambrian.lang.language import Language
-from cambrian.lang.languages import language_by_name
+from cambrian.lang.languages import as_language
 from cambrian.lang.syntax import check_syntax
 from cambrian.mutate import improve_step, improve_step_cpp
 from cambrian.mutate.improve_step import Scaffold
@@ -23,10 +23,6 @@ _STEPS: dict[str, ModuleType] = {"python": improve_step, "cpp": improve_step_cpp
 
 def _step(language: Language | str) -> ModuleType | None:
     return _STEPS.get(language if isinstance(language, str) else language.name)
-
-
-def _language(language: Language | str) -> Language:
-    return language_by_name(language) if isinstance(language, str) else language
 
 
 def _normalised(text: str) -> str:
@@ -55,10 +51,11 @@ def _with_definition(source: str, name: str, text: str, language: Language) -> s
 def given_score_name(text: str, language: Language | str) -> str:
     """The name of the score function a task gives; ValueError saying what is wrong when
     ``text`` is not one definition of a ``score_<entry>`` function."""
+    language = as_language(language)
     try:
-        definitions = find_definitions(text, _language(language), top_level_only=True)
+        definitions = find_definitions(text, language, top_level_only=True)
     except SyntaxError as error:
-        raise ValueError(f"it does not parse as {_language(language).name}: {error}") from error
+        raise ValueError(f"it does not parse as {language.name}: {error}") from error
     names = [d.name for d in definitions]
     if len(names) != 1 or not names[0].startswith(improve_step.SCORE_PREFIX):
         raise ValueError(f"it must define exactly one function named "
@@ -70,7 +67,7 @@ def given_score_error(source: str | None, given: str, language: Language | str) 
     """Why the task's score ``given`` cannot be wired to its initial program ``source`` (None
     when the model writes the first program); "" when it can."""
     if _step(language) is None:
-        return (f"mutation.improve_score: {_language(language).name} programs have no "
+        return (f"mutation.improve_score: {as_language(language).name} programs have no "
                 "improvement step (Python and C++ do)")
     try:
         name = given_score_name(given, language)
@@ -105,13 +102,13 @@ def scaffold(source: str, language: Language | str,
     wired = step.scaffold(source) if step else None
     if wired is None or given_score is None:
         return wired
+    language = as_language(language)
     if wired.score in wired.stubs:
-        wired = step.scaffold(_with_definition(wired.source, wired.score, given_score,
-                                               _language(language)))
+        wired = step.scaffold(_with_definition(wired.source, wired.score, given_score, language))
         if wired is None:
             return None
-    written = _definition_text(wired.source, wired.score, _language(language))
-    given = _definition_text(given_score, wired.score, _language(language))
+    written = _definition_text(wired.source, wired.score, language)
+    given = _definition_text(given_score, wired.score, language)
     if written is not None and given is not None and _normalised(written) == _normalised(given):
         return replace(wired, given=frozenset({wired.score}))
     return wired
