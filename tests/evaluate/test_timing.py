@@ -1,0 +1,63 @@
+"""The evaluators' timing helper on the CPU: warm-up and synchronisation, interleaved rounds,
+and a speed-up that counts only beyond the noise; correctness checks before any timing."""
+
+from __future__ import annotations
+
+import pytest
+
+from cambrian.evaluate.timing import check_close, compare_speed, time_call
+
+
+def work(size: int) -> int:
+    return sum(index * index for index in range(size))
+
+
+def test_time_call_warms_up_synchronises_and_batches_short_calls() -> None:
+    calls: list[str] = []
+    timing = time_call(lambda: calls.append("call"), warmup=2, repeats=5,
+                       synchronize=lambda: calls.append("sync"), min_sample_s=0.001)
+    assert calls[:2] == ["call", "call"]  # warm-up, untimed
+    assert timing.calls_per_sample > 1  # a call far under a millisecond is timed in batches
+    assert len(timing.per_call_s) == 5 and timing.median_s > 0
+    assert calls.count("sync") >= 2 * 5  # every timed sample framed by synchronisation
+
+
+def test_a_three_times_faster_candidate_counts() -> None:
+    speed = compare_speed(lambda: work(3_000), lambda: work(9_000), rounds=9)
+    assert speed.significant and 2.0 < speed.speedup < 4.5, speed
+    assert speed.credited == speed.speedup
+    assert speed.low <= speed.speedup <= speed.high
+    assert set(speed.as_metrics()) >= {"speedup", "noise", "credited_speedup"}
+
+
+def test_a_slower_candidate_counts_as_slower() -> None:
+    speed = compare_speed(lambda: work(9_000), lambda: work(3_000), rounds=9)
+    assert speed.significant and speed.credited < 0.5, speed
+
+
+def test_the_same_code_is_credited_no_speed_up() -> None:
+    speed = compare_speed(lambda: work(5_000), lambda: work(5_000), rounds=11)
+    assert speed.credited == 1.0, speed  # whatever the noise made of the ratio
+
+
+def test_check_close_names_what_differs() -> None:
+    torch = pytest.importorskip("torch")
+    inputs = [(torch.ones(3, 4),), (torch.zeros(1, 1),)]
+
+    def reference(x):  # type: ignore[no-untyped-def]
+        return torch.softmax(x, dim=-1)
+
+    assert check_close(reference, reference, inputs) == []
+    wrong = check_close(lambda x: reference(x) * 1.01, reference, inputs)
+    assert "input 0 (shape (3, 4)): differs by up to" in wrong[0]
+    shape = check_close(lambda x: reference(x).T, reference, inputs)
+    assert "shape (4, 3), expected (3, 4)" in shape[0]
+    dtype = check_close(lambda x: reference(x).double(), reference, inputs)
+    assert "dtype torch.float64" in dtype[0]
+
+    def raising(x):  # type: ignore[no-untyped-def]
+        raise ValueError("no kernel")
+
+    assert "the candidate raised ValueError: no kernel" in check_close(raising, reference,
+                                                                      inputs)[0]
+    assert check_close(lambda: 2.0, lambda: 2.0 + 1e-9, [()]) == []
