@@ -1,4 +1,4 @@
-"""The improvement step of ``improve_step.py`` for C++ programs (a contest's compiled solution).
+"""The improvement step of ``python.py`` for C++ programs (a contest's compiled solution).
 
 The same decomposition: the framework renames the entry function ``initial_<entry>``, defines
 ``<entry>`` to pass what it built through ``improve_<entry>``, a hill-climbing loop it writes,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from cambrian.lang.code_mask import mask_code
 from cambrian.lang.definitions import Definition, find_definitions
 from cambrian.lang.languages import CPP
-from cambrian.mutate.improve_step import (
+from cambrian.mutate.step.python import (
     BUILD_PREFIX,
     CHANGE_PREFIX,
     SCORE_PREFIX,

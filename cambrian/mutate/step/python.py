@@ -53,7 +53,7 @@ class Scaffold:
     inputs: tuple[str, ...]  # the entry's parameters
     solution: tuple[str, ...]  # what the build returns, as the step's last parameters
     stubs: frozenset[str] = frozenset()  # the model's functions that are still the stubs
-    language: str = "python"  # improve_step_cpp.py wires C++ programs
+    language: str = "python"  # cpp.py wires C++ programs
     given: frozenset[str] = frozenset()  # the task's own functions (its score): never asked for
 
     @property

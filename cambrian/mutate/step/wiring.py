@@ -1,5 +1,6 @@
-"""The improvement step of a program in its language: Python (``improve_step.py``) or C++
-(``improve_step_cpp.py``), each module offering the same four functions; other languages have
+"""The improvement step of a program in its language: each language's half (``python.py``,
+``cpp.py``) offers the same four functions (scaffold, step_instruction, step_contract_error,
+unwritten_step_error) and is registered here under the language's name; other languages have
 none.
 
 A task may give the step's score itself (``mutation.improve_score``: a file holding the
@@ -11,18 +12,21 @@ from __future__ import annotations
 from dataclasses import replace
 from types import ModuleType
 
+from cambrian.core.registry import Registry
 from cambrian.lang.definitions import find_definitions
 from cambrian.lang.language import Language
 from cambrian.lang.languages import as_language
 from cambrian.lang.syntax import check_syntax
-from cambrian.mutate import improve_step, improve_step_cpp
-from cambrian.mutate.improve_step import Scaffold
+from cambrian.mutate.step import cpp, python
+from cambrian.mutate.step.python import Scaffold
 
-_STEPS: dict[str, ModuleType] = {"python": improve_step, "cpp": improve_step_cpp}
+STEP_LANGUAGES: Registry[ModuleType] = Registry("improvement-step language")
+STEP_LANGUAGES.register("python", python)
+STEP_LANGUAGES.register("cpp", cpp)
 
 
 def _step(language: Language | str) -> ModuleType | None:
-    return _STEPS.get(language if isinstance(language, str) else language.name)
+    return STEP_LANGUAGES.find(language if isinstance(language, str) else language.name)
 
 
 def _normalised(text: str) -> str:
@@ -57,9 +61,9 @@ def given_score_name(text: str, language: Language | str) -> str:
     except SyntaxError as error:
         raise ValueError(f"it does not parse as {language.name}: {error}") from error
     names = [d.name for d in definitions]
-    if len(names) != 1 or not names[0].startswith(improve_step.SCORE_PREFIX):
+    if len(names) != 1 or not names[0].startswith(python.SCORE_PREFIX):
         raise ValueError(f"it must define exactly one function named "
-                         f"{improve_step.SCORE_PREFIX}<entry>; it defines {names or 'none'}")
+                         f"{python.SCORE_PREFIX}<entry>; it defines {names or 'none'}")
     return names[0]
 
 
@@ -115,7 +119,7 @@ def scaffold(source: str, language: Language | str,
 
 
 def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
-    return _STEPS[scaffold_.language].step_instruction(scaffold_, function, move)
+    return STEP_LANGUAGES.get(scaffold_.language).step_instruction(scaffold_, function, move)
 
 
 def step_contract_error(source: str, language: Language) -> str:

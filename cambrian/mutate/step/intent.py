@@ -1,0 +1,84 @@
+"""The ``improve_step`` intent: the framework wires a hill-climbing loop after the parent's entry
+function (`wiring.scaffold`, the language's half), and one proposal has the model write one of
+its functions: the score while it is a stub, then the move, of a kind drawn from the menu's
+moves. A parent whose step already has its score written by a child sends the proposal on to
+that child, so the next proposal writes the move (selection alone rarely comes back to a child
+that scores like its parent)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cambrian.core.status import CandidateStatus
+from cambrian.lang.language import Language
+from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
+from cambrian.mutate.intent import IntentServices, MutationIntent, PreparedIntent
+from cambrian.mutate.step.python import Scaffold
+from cambrian.mutate.step.wiring import scaffold, step_instruction
+from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
+from cambrian.mutate.strategies import STEP_MOVES
+
+
+@dataclass(frozen=True)
+class StepIntent(MutationIntent):
+    def _scaffold(self, parent_id: int, services: IntentServices) -> Scaffold | None:
+        """The parent with the step wired in (found once per parent); None: no step fits."""
+        if services.language is None:
+            return None
+        found = services.cache(self.name)
+        if parent_id not in found:
+            found[parent_id] = scaffold(services.view(parent_id).source, services.language,
+                                        services.given_score)
+        step: Scaffold | None = found[parent_id]
+        return step
+
+    def usable(self, parent_id: int, services: IntentServices) -> bool:
+        return self._scaffold(parent_id, services) is not None
+
+    def _scored_child(self, parent_id: int, services: IntentServices) -> int | None:
+        """The newest correct child of the parent whose step has its score written and its
+        move still a stub."""
+        for child in reversed(services.store.candidates.children(parent_id)):
+            if child.status is not CandidateStatus.CORRECT:
+                continue
+            step = self._scaffold(child.id, services)
+            if step is not None and step.stubs == {step.change}:
+                return child.id
+        return None
+
+    def prepare(self, parent_id: int, services: IntentServices,
+                rng: np.random.Generator) -> PreparedIntent:
+        step = self._scaffold(parent_id, services)
+        if step is None:
+            return PreparedIntent(parent_id)
+        if step.score in step.stubs:
+            # A child already wrote this step's score: go on with its move.
+            parent_id = self._scored_child(parent_id, services) or parent_id
+            step = self._scaffold(parent_id, services)
+            assert step is not None
+        tags: dict[str, Any] = {FOCUS_NOTE: step.to_write(rng)}
+        if tags[FOCUS_NOTE] == step.change and services.strategies is not None:
+            choice = services.strategies.choose(rng, parent_id, moves=True)
+            if choice is not None:
+                tags[STRATEGY_NOTE] = choice.text
+        # The model works on the parent with the step wired in (it behaves the same).
+        return PreparedIntent(parent_id, source=step.source, tags=tags)
+
+    def task_text(self, source: str, language: Language, *, given_score: str | None = None,
+                  strategy: str | None = None, focus: str | None = None) -> str:
+        step = scaffold(source, language, given_score)
+        if step is None:
+            return super().task_text(source, language, strategy=strategy, focus=focus)
+        return step_instruction(step, focus or step.score, strategy or STEP_MOVES[0])
+
+    def check_options(self, tags: dict[str, Any]) -> dict[str, Any]:
+        return {"step_function": tags.get(FOCUS_NOTE)}
+
+
+IMPROVE_STEP = StepIntent(
+    "improve_step", "diff", "exploit", 0.3,
+    "Write an improvement step that takes the solution the program builds and returns a "
+    "better one.", temperature=0.4, draws_method=True)
