@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from hostile_runner import (  # noqa: E402
 from hostile_servers import always_401, always_500, garbage_json, server_case, server_down, too_slow  # noqa: E402
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task  # noqa: E402
 
+from cambrian.core.events import ControlChanged  # noqa: E402
 from cambrian.store.store import Store  # noqa: E402
 
 # --------------------------------------------------------------------------- candidates
@@ -295,6 +297,111 @@ def echo_secret(messages: list[dict[str, str]], index: int) -> str:
     return f"{SECRET}\n" + incrementing(messages, index)
 
 
+# The candidate scans this machine's loopback ports, asks every one it finds for a completion
+# (an OpenAI-compatible LLM server) and for the web UI's runs, which it then tries to steer.
+LOOPBACK_PROBE = """
+import json, socket, urllib.request
+open_ports = []
+for port in range(1, 65536):
+    try:
+        with socket.create_connection(('127.0.0.1', port), timeout=0.05) as sock:
+            if sock.getsockname()[1] != port:  # not a TCP self-connect in the ephemeral range
+                open_ports.append(port)
+    except OSError:
+        pass
+found = []
+for port in open_ports:
+    def call(path, body=None):
+        request = urllib.request.Request(
+            f'http://127.0.0.1:{port}{path}', headers={'content-type': 'application/json'},
+            data=None if body is None else json.dumps(body).encode())
+        return json.loads(urllib.request.urlopen(request, timeout=2).read())
+    try:
+        call('/v1/chat/completions', {'model': 'm', 'messages': [
+            {'role': 'user', 'content': 'HOSTILE-PROBE'}]})
+        found.append(f'a completion on {port}')
+    except Exception:
+        pass
+    try:
+        for run in call('/api/runs'):
+            call(f"/api/runs/{run['key']}/guidance", {'action': 'append', 'text': 'HOSTILE-GUIDANCE'})
+            call(f"/api/runs/{run['key']}/control", {'action': 'stop'})
+            found.append(f"steered {run['key']} on {port}")
+    except Exception:
+        pass
+print('PROBE open loopback ports', open_ports, 'found', found)
+"""
+
+
+def loopback_services(work: Path) -> tuple[bool, str]:
+    """A candidate that goes for the run's LLM server and its web UI (`cambrian run --ui`) on
+    loopback: no completion, no guidance, no control request may come of it."""
+    task = write_counter_task(work / "task")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        ui_port = sock.getsockname()[1]
+    with ScriptedLLM(hostile_reply(LOOPBACK_PROBE)) as llm:
+        result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3", "--ui",
+                          "--ui-port", str(ui_port),
+                          *settings(llm.model_config(), "evaluation.timeout_s=60"))
+        asked = [m for messages in llm.requests for m in messages
+                 if "HOSTILE-PROBE" in m.get("content", "")]
+    if result.returncode != 0 or not clean(result):
+        return False, f"exit {result.returncode}: {result.stderr.strip()[-300:]}"
+    store = Store.open(work / "run")
+    try:
+        child = hostile_child(store, LOOPBACK_PROBE)
+        evaluation = store.evaluations.latest(child.id)
+        probe = next((line for line in (evaluation.stdout if evaluation else "").splitlines()
+                      if line.startswith("PROBE")), None)
+        if probe is None:
+            return False, f"the probe printed nothing (stored as {child.status})"
+        steered = [e for e in store.events.of_type(ControlChanged)]
+        guided = [g for g in store.guidance.history() if "HOSTILE" in g.text]
+    finally:
+        store.close()
+    if asked or steered or guided:
+        return False, (f"{len(asked)} completions asked, {len(steered)} control requests, "
+                       f"{len(guided)} guidance changes; {probe}")
+    return True, f"run exit 0, nothing asked or steered; {probe.removeprefix('PROBE ')}"
+
+
+# 48 files of 128 MB (6 GiB), each under the per-file cap: the disk quota must stop it.
+MANY_LARGE_FILES = """
+import os
+chunk = os.urandom(1 << 20)
+for index in range(48):
+    with open(f'part{index}.bin', 'wb') as handle:
+        for _ in range(128):
+            handle.write(chunk)
+print('wrote 6 GiB')
+"""
+
+
+def many_large_files(work: Path) -> tuple[bool, str]:
+    """Stored as a disk-limit failure (the default quota, 2048 MB), nothing of what it wrote
+    left in the run folder, and the run goes on."""
+    result, store, _ = run_candidate(work, MANY_LARGE_FILES, "evaluation.timeout_s=60")
+    try:
+        if result.returncode != 0 or not clean(result):
+            return False, f"exit {result.returncode}: {result.stderr.strip()[-300:]}"
+        child = hostile_child(store, MANY_LARGE_FILES)
+        evaluation = store.evaluations.latest(child.id)
+        later = [c for c in store.candidates.list() if c.id > child.id and c.status == "correct"]
+    finally:
+        store.close()
+    if evaluation is None or evaluation.status != "disk":
+        return False, f"stored as {evaluation.status if evaluation else child.status}, not disk"
+    left = sum(path.stat().st_size for path in (work / "run").rglob("*") if path.is_file())
+    if left > 64 * 2**20:
+        return False, f"the run folder still holds {left / 2**20:.0f} MB"
+    if not later:
+        return False, "no later child was evaluated"
+    said = evaluation.error.splitlines()[0]
+    return True, (f"run exit 0; stored as disk: {said!r}; the run folder holds "
+                  f"{left / 2**20:.1f} MB afterwards")
+
+
 CASES = [
     Case("candidate rewrites the evaluator", candidate_case(
         "for path in ('evaluate.py', 'WORK/task/evaluate.py'):\n"
@@ -345,6 +452,8 @@ CASES = [
         "hog = bytearray(8 * 1024 ** 3)", failed_with("memory", "crashed"))),
     Case("candidate never ends", candidate_case(
         "while True:\n    pass", failed_with("timeout"))),
+    Case("candidate uses the loopback LLM server and the run's web UI", loopback_services),
+    Case("candidate writes many large files (48 x 128 MB)", many_large_files),
     Case("candidate scores NaN", candidate_case(
         "VALUE = float('nan')",
         not_correct)),

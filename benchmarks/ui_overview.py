@@ -122,9 +122,10 @@ def measure(size: int, repeats: int) -> None:
               f"{store.contexts.count():,} LLM contexts, {store.events.last_id():,} events")
         store.close()
         server = BackgroundServer(build_server([runs], port=0, read_only=True)).start()
-        base = server.url.rstrip("/")
+        base = server.base
         print(f"{'request':<42} {'median':>9} {'slowest':>9} {'bytes':>10}")
-        with httpx.Client(timeout=60) as client:
+        with httpx.Client(timeout=60,
+                          headers={"Authorization": f"Bearer {server.token}"}) as client:
             for url in ("/api/runs/big-run/overview", "/runs/big-run", "/runs/big-run/panels",
                         "/api/runs/big-run/series", "/api/runs/big-run/tree",
                         "/api/runs/big-run/tree?all=1", "/"):

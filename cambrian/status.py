@@ -61,7 +61,8 @@ class FailureKind:
 
 
 # An evaluation's status (or a judge's verdict) -> the reason shown.
-_EVALUATION_KINDS = {"timeout": "time limit", "memory": "memory limit", "crashed": "crash",
+_EVALUATION_KINDS = {"timeout": "time limit", "memory": "memory limit", "disk": "disk limit",
+                     "crashed": "crash",
                      "invalid_output": "unusable evaluator output",
                      "incorrect": "wrong result (evaluator said incorrect)"}
 _VERDICT_KINDS = {"CE": "compile error", "TLE": "time limit", "MLE": "memory limit",

@@ -29,7 +29,8 @@ def ui(
                              "loopback needs --token"),
     port: int = typer.Option(8765, "--port", "-p"),
     token: str | None = typer.Option(None, "--token", help="Required from every browser "
-                                     "(give it once as ?token=...)"),
+                                     "(given once as ?token=...); default: a random one, "
+                                     "in the address printed"),
     read_only: bool = typer.Option(False, "--read-only", help="No steering endpoints at all"),
     open_browser: bool = typer.Option(False, "--open", help="Open the page in a browser"),
 ) -> None:
@@ -45,7 +46,7 @@ def ui(
         server = build_server(roots, host=host, port=port, token=token, read_only=read_only)
     except ValueError as exc:
         fail(str(exc))
-    address = url_of(server, token)
+    address = url_of(server)
     mode = "  (read-only)" if read_only else ""
     console.print(f"Cambrian UI on {address}{mode}  — Ctrl-C to stop")
     if open_browser:

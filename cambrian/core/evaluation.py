@@ -11,6 +11,7 @@ EvalStatus = Literal[
     "incorrect",  # evaluator ran and judged the program incorrect (correct=False)
     "timeout",  # wall-clock limit hit; the whole process group was killed
     "memory",  # memory limit hit
+    "disk",  # disk limit hit (what it wrote into its scratch folder); killed, the folder emptied
     "crashed",  # evaluator or program exited abnormally / raised
     "invalid_output",  # evaluator finished but its results were missing or malformed
 ]

@@ -1,11 +1,13 @@
 """What the sandbox asks its shim (`limits_exec.py`) for, what it got, and this machine's report.
 
-Asked for every sandboxed command: new PID and mount namespaces (a network namespace only with
-`ContainmentPolicy.isolate_network`), a parent-death signal, RLIMIT_CPU (derived from the wall
-timeout when the caller gives none, so a command orphaned by a killed Cambrian still stops),
-RLIMIT_NPROC, RLIMIT_FSIZE and RLIMIT_CORE=0. With a scratch folder, also: every mount
-read-only except the scratch folder and, when Cambrian runs as root, the sandbox user
-SANDBOX_UID:SANDBOX_GID (a fixed uid no account uses; no user is created).
+Asked for every sandboxed command: new PID, mount and network namespaces (the network one
+unless `ContainmentPolicy.isolate_network` is off; the destinations of `network_allow` stay
+reachable from it through the shim's forwarder, `net_relay.py`), a parent-death signal,
+RLIMIT_CPU (derived from the wall timeout when the caller gives none, so a command orphaned by
+a killed Cambrian still stops), RLIMIT_NPROC, RLIMIT_FSIZE and RLIMIT_CORE=0. With a scratch
+folder, also: every mount read-only except the scratch folder, a disk quota on what the command adds to that folder
+(`disk_limit_mb`, watched by the shim: `disk_watch.py`) and, when Cambrian runs as root, the
+sandbox user SANDBOX_UID:SANDBOX_GID (a fixed uid no account uses; no user is created).
 
 A mechanism the machine lacks is skipped, never fatal: the shim reports what it got, and
 `note_report` logs one warning per missing mechanism per process. `containment_report()` runs
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.evaluate.child_env import build_child_env, scratch_tmp_dir
+from cambrian.evaluate.network import Destination
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,7 @@ SANDBOX_UID = 1_907_000_000
 SANDBOX_GID = 1_907_000_000
 DEFAULT_MAX_PROCESSES = 512
 DEFAULT_MAX_FILE_BYTES = 1 << 30
+DEFAULT_DISK_LIMIT_MB = 2048
 # The shim's own deadline backs up the caller's wall clock (e.g. if Cambrian is stopped).
 WALL_GRACE_S = 10.0
 PROBE_TIMEOUT_S = 60.0
@@ -56,7 +60,12 @@ CONSEQUENCES = {
 
 @dataclass(frozen=True)
 class ContainmentPolicy:
-    isolate_network: bool = False
+    # A network namespace of its own: only its own loopback, and the destinations of
+    # `network_allow` (forwarded by the shim), are reachable.
+    isolate_network: bool = True
+    network_allow: tuple[Destination, ...] = ()
+    # What a command may add to its scratch folder, in MB (None: no quota).
+    disk_limit_mb: int | None = DEFAULT_DISK_LIMIT_MB
     # As root, run contained commands as SANDBOX_UID (needs a scratch folder).
     drop_privileges: bool = True
     max_processes: int | None = DEFAULT_MAX_PROCESSES
@@ -119,17 +128,24 @@ def shim_config(
     report_fd: int | None,
 ) -> dict[str, Any]:
     drop = scratch is not None and policy.drop_privileges and os.geteuid() == 0
+    disk_limit = (policy.disk_limit_mb * 2**20 if policy.disk_limit_mb is not None
+                  and scratch is not None else None)
     return {
         "parent_pid": os.getpid(),
         "report_fd": report_fd,
         "memory_mb": None if memory_limit_mb is None else int(memory_limit_mb),
         "cpu_s": float(cpu_time_limit_s),
         "max_processes": policy.max_processes,
-        "max_file_bytes": policy.max_file_bytes,
+        # No single file beyond the disk quota, even between two of the shim's samples.
+        "max_file_bytes": (policy.max_file_bytes if disk_limit is None
+                           else min(policy.max_file_bytes or disk_limit, disk_limit)),
+        "disk_limit_bytes": disk_limit,
         "wall_deadline_s": timeout_s + WALL_GRACE_S,
         "pid_ns": True,
         "mount_ns": True,
         "net_ns": policy.isolate_network,
+        "net_allow": ([d.shim_entry() for d in policy.network_allow]
+                      if policy.isolate_network else []),
         "scratch": str(scratch) if scratch is not None else None,
         "cwd": str(cwd),
         "uid": policy.sandbox_uid if drop else None,

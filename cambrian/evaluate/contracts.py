@@ -65,7 +65,15 @@ def _how_it_ended(sandbox: SandboxResult) -> str:
 def sandbox_failure(
     sandbox: SandboxResult, limits: SandboxLimits, who: str
 ) -> EvaluationResult | None:
-    """The result for a run that timed out, ran out of memory or crashed; None if it exited 0."""
+    """The result for a run that timed out, ran out of memory or disk, or crashed; None if it
+    exited 0."""
+    if sandbox.disk_exceeded:
+        written = (f" ({sandbox.disk_written_bytes / 2**20:.0f} MB when it was stopped)"
+                   if sandbox.disk_written_bytes else "")
+        reason = (f"{who} wrote more than the disk limit of {sandbox.disk_limit_mb} MB "
+                  f"(evaluation.disk_limit_mb) into its scratch folder{written}; it was killed "
+                  "and what it wrote removed")
+        return EvaluationResult(status="disk", error=reason + _stderr_tail(sandbox))
     if sandbox.timed_out:
         if sandbox.cpu_time_exceeded:
             cpu_limit = limits.cpu_time_limit_s or sandbox.cpu_time_limit_s

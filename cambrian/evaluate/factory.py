@@ -45,6 +45,8 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
         cascade_thresholds=tuple(ev.cascade_thresholds),
         warm_worker=ev.warm_worker,
         isolate_network=ev.isolate_network,
+        network_allow=tuple(ev.network_allow),
+        disk_limit_mb=ev.disk_limit_mb,
     ))
 
 

@@ -22,11 +22,13 @@ Without a PID namespace the shim itself supervises, as a child subreaper that ki
 descendant when the command ends, on SIGTERM, or when Cambrian dies.
 
 CONFIG keys: parent_pid, report_fd, memory_mb, cpu_s, max_processes, max_file_bytes,
-wall_deadline_s, pid_ns, mount_ns, net_ns, scratch, cwd, uid, gid, expose (see containment.py).
+wall_deadline_s, pid_ns, mount_ns, net_ns, scratch, cwd, uid, gid, expose (see containment.py),
+net_allow (destinations reachable from the network namespace: `net_relay.py`), disk_limit_bytes
+(what the command may add to its scratch folder: `disk_watch.py`).
 The shim writes one JSON object to CONFIG["report_fd"]:
     {"mechanisms": {...}, "warnings": [...],
      "command": {"returncode", "cpu_s", "peak_vm_bytes", "peak_rss_bytes",
-                 "wall_deadline_hit"}}
+                 "wall_deadline_hit", "disk_limit_hit", "disk_peak_bytes"}}
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def _sibling(name: str):  # type: ignore[no-untyped-def]
 
 ns = _sibling("linux_ns")
 tree = _sibling("process_tree")
+disk_watch = _sibling("disk_watch")
 
 
 def _clamped_to_hard_limit(which: int, wanted: int) -> int:
@@ -163,6 +166,8 @@ class Shim:
         """Fork and watch the command until it ends; kill everything it left if `sweep`."""
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
         me = os.getpid()
+        # The scratch folder's size before the command starts (what `disk_limit_bytes` adds to).
+        disk = disk_watch.from_config(self.config, lambda: tree.descendants(me))
         # Closes (close-on-exec) when the child execs: sampling starts with the command's own
         # address space, not the copy of this shim's that the child has before exec.
         exec_read, exec_write = os.pipe()
@@ -178,6 +183,7 @@ class Shim:
         deadline_s = self.config.get("wall_deadline_s")
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
         status, usage, peak, killed, deadline_hit, execed = None, None, 0, False, False, False
+        disk_hit = False
         while status is None:
             if not execed and select.select([exec_read], [], [], 0)[0]:
                 execed = True
@@ -188,7 +194,9 @@ class Shim:
                 if pid == child:
                     status, usage = pid_status, pid_usage
             overdue = deadline is not None and time.monotonic() > deadline
-            if status is None and not killed and (overdue or self.stop_requested):
+            disk_hit = disk_hit or (status is None and not killed and disk is not None
+                                    and disk.over())
+            if status is None and not killed and (overdue or self.stop_requested or disk_hit):
                 deadline_hit, killed = overdue, True
                 tree.kill_quietly(child)
                 if sweep:
@@ -196,6 +204,8 @@ class Shim:
         os.close(exec_read)
         if sweep:
             tree.kill_descendants(me)
+        # A command that wrote too much between two samples and ended is over the limit too.
+        disk_hit = disk_hit or (disk is not None and not killed and disk.over(now=True))
         with os.fdopen(warn_read, "rb") as warned:  # every writer is gone: read to EOF
             missed = warned.read(65536).decode(errors="replace").splitlines()
         return {
@@ -205,6 +215,8 @@ class Shim:
             "peak_vm_bytes": peak,
             "peak_rss_bytes": usage.ru_maxrss * 1024,  # type: ignore[union-attr]  # KiB on Linux
             "wall_deadline_hit": deadline_hit,
+            "disk_limit_hit": disk_hit,
+            "disk_peak_bytes": disk.peak_bytes if disk is not None else None,
         }
 
     # ----------------------------------------------------------------- containment steps
@@ -309,6 +321,27 @@ class Shim:
         self.mechanisms["hidden_folders"] = len(view.skeletons)
         self.warnings.extend(f"not read-only: {failure}" for failure in failures)
 
+    def start_relay(self):  # type: ignore[no-untyped-def]
+        """The forwarder of `net_allow`'s destinations (`net_relay.py`), or None."""
+        if not (self.config.get("net_ns") and self.config.get("net_allow")):
+            return None
+        relay = _sibling("net_relay").Relay(self.config["net_allow"])
+        try:
+            relay.start(lambda: ns.set_parent_death_signal(signal.SIGKILL))
+        except OSError as error:
+            self.warnings.append(f"no allowed destination reachable: {error}")
+            return None
+        return relay
+
+    def allow_destinations(self, relay, net_ns: bool, mount_ns: bool) -> None:  # type: ignore[no-untyped-def]
+        if not net_ns:  # no network namespace: the network is not cut off, nothing to forward
+            relay.stop()
+            return
+        self.warnings.extend(relay.open_inside())
+        if mount_ns and self.config.get("scratch"):
+            self.warnings.extend(relay.cover_hosts(self.config["scratch"], ns.mount))
+        self.mechanisms["network_allowed"] = len(relay.destinations)
+
     def run(self) -> int:
         config = self.config
         signal.signal(signal.SIGTERM, self.on_sigterm)
@@ -319,6 +352,7 @@ class Shim:
             self.warnings.append(f"no parent-death signal: {error}")
         if os.getppid() != config.get("parent_pid", os.getppid()):
             return PARENT_GONE_EXIT_CODE
+        relay = self.start_relay()  # forked before the network namespace: in Cambrian's
         pid_ns, mount_ns, net_ns = self.enter_namespaces()
         self.mechanisms.update(pid_namespace=pid_ns, mount_namespace=mount_ns)
         if config.get("net_ns"):
@@ -336,6 +370,8 @@ class Shim:
                 self.build_filesystem()
             except OSError as error:
                 self.warnings.append(f"file system view incomplete: {error}")
+        if relay is not None:
+            self.allow_destinations(relay, net_ns, mount_ns)
         if self.stop_requested:
             return SHIM_FAILED_EXIT_CODE
         if pid_ns:

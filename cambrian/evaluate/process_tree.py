@@ -77,6 +77,16 @@ def _children_by_parent() -> dict[int, list[int]]:
     return children
 
 
+def descendants(root: int) -> list[int]:
+    """Every process below `root` now (its children, theirs, ...)."""
+    tree, pending, found = _children_by_parent(), [root], []
+    while pending:
+        for child in tree.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
 def kill_descendants(root: int) -> None:
     """SIGKILLs every descendant of `root` and reaps them.
 

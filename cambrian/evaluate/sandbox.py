@@ -10,7 +10,11 @@ Guarantees of `run_sandboxed`:
   from `timeout_s`), file size and process count (`ContainmentPolicy`);
 - with `scratch_dir` (the evaluation's own folder, under the run directory): writes anywhere
   else fail (every other mount read-only), HOME and TMPDIR point into it and, when Cambrian
-  runs as root, the command runs as the unprivileged sandbox user, which owns it;
+  runs as root, the command runs as the unprivileged sandbox user, which owns it; what the
+  command adds to it is bounded (`ContainmentPolicy.disk_limit_mb`): over it, the command is
+  killed, `disk_exceeded` is set and the folder is emptied;
+- its own network namespace (`ContainmentPolicy.isolate_network`, on by default): no network,
+  not even Cambrian's loopback services, but the destinations of `network_allow`;
 - the environment is an allow-list (`child_env.py`), never the inherited environment, and no
   variable holding a registered or passed secret value reaches the command;
 - stdout/stderr are read incrementally and at most `max_output_bytes` of each is kept
@@ -39,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import time
 from asyncio import SubprocessTransport
@@ -102,6 +107,11 @@ class SandboxResult:
     cpu_time_limit_s: float | None = None
     # What the shim reported about containment ({} when it could not report).
     containment: Mapping[str, Any] | None = None
+    # The command added more than its disk quota to the scratch folder: killed, and what the
+    # folder held removed.
+    disk_exceeded: bool = False
+    disk_limit_mb: int | None = None
+    disk_written_bytes: int | None = None  # the most it had added when the shim last looked
 
 
 class WarmWorkerLost(RuntimeError):
@@ -158,6 +168,18 @@ class _Verdict:
     timed_out: bool = False
     memory_exceeded: bool = False
     cpu_time_exceeded: bool = False
+    disk_exceeded: bool = False
+
+
+def clear_folder(folder: Path) -> None:
+    """Removes everything in `folder` (links not followed), keeping the folder."""
+    with os.scandir(folder) as entries:
+        for entry in list(entries):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
 
 
 def kill_process_group(pgid: int) -> None:
@@ -190,6 +212,8 @@ def _judge(
     cpu_time_limit_s: float,
 ) -> _Verdict:
     """Applies the heuristic described in the module docstring."""
+    if outcome.get("disk_limit_hit"):  # the shim killed it (SIGKILL: not the OOM killer)
+        return _Verdict(disk_exceeded=True)
     if killed_by_timeout or outcome.get("wall_deadline_hit"):
         return _Verdict(timed_out=True)
     if returncode == 0:
@@ -326,6 +350,8 @@ async def run_sandboxed(
         returncode = reaped_code if reaped_code is not None else -signal.SIGKILL
     stderr = protocol.stderr.text("stderr")
     verdict = _judge(returncode, stderr, killed_by_timeout, outcome, memory_limit_mb, cpu_limit)
+    if verdict.disk_exceeded and scratch is not None:
+        await asyncio.to_thread(clear_folder, scratch)
     return SandboxResult(
         returncode=returncode,
         stdout=protocol.stdout.text("stdout"),
@@ -339,4 +365,7 @@ async def run_sandboxed(
         cpu_time_exceeded=verdict.cpu_time_exceeded,
         cpu_time_limit_s=cpu_limit,
         containment=(report or {}).get("mechanisms") or {},
+        disk_exceeded=verdict.disk_exceeded,
+        disk_limit_mb=policy.disk_limit_mb if scratch is not None else None,
+        disk_written_bytes=outcome.get("disk_peak_bytes"),
     )

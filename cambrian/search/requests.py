@@ -237,7 +237,8 @@ class RequestBuilder:
 
 FAILED_ATTEMPT_CHARS = 600  # of the message; the whole note stays under ~700 characters
 _FAILED_STATUS = {"incorrect": "incorrect result", "timeout": "time limit exceeded",
-                  "memory": "memory limit exceeded", "crashed": "runtime error",
+                  "memory": "memory limit exceeded", "disk": "disk limit exceeded",
+                  "crashed": "runtime error",
                   "invalid_output": "the evaluator's results were unusable"}
 
 

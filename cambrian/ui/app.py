@@ -62,8 +62,8 @@ def template_env(read_only: bool) -> jinja2.Environment:
     return env
 
 
-def create_app(catalog: RunCatalog, *, read_only: bool = False,
-               token: str | None = None) -> FastAPI:
+def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> FastAPI:
+    """The UI of the runs in ``catalog``; every request must carry ``token`` (security.py)."""
     hub = LiveHub()
 
     @asynccontextmanager
@@ -74,6 +74,7 @@ def create_app(catalog: RunCatalog, *, read_only: bool = False,
     app = FastAPI(title="Cambrian", docs_url=None, redoc_url=None, openapi_url=None,
                   lifespan=lifespan)
     app.add_middleware(Guard, token=token)
+    app.state.token = token
     app.state.hub = hub
     app.state.read_only = read_only
     templates = Jinja2Templates(env=template_env(read_only))

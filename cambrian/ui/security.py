@@ -1,9 +1,12 @@
-"""Who may use the UI: loopback by default; any other address only with a token. A token is
-given once as ``?token=...`` (then kept in a same-site cookie) or as a bearer header. Every
-POST must be JSON from this origin, so another web page cannot steer a run through the
-browser (cross-site requests of that kind need a CORS permission this server never gives).
-Without a token, a request must also name a loopback host: a page whose own name was rebound
-to 127.0.0.1 (DNS rebinding) is then "same origin" with itself but names its own host."""
+"""Who may use the UI: whoever has its token, on loopback too (a candidate program, or any
+other local user, can reach a loopback port as well as the person watching the run). The token
+is random per server unless ``--token`` names one, and the address the CLI prints carries it as
+``?token=...``: opening it once sets a same-site, HTTP-only cookie (named after the server's
+port, so two UIs on one host keep theirs) and redirects to the same page without it; scripts
+may send it as a bearer header instead. Serving beyond loopback needs an explicit ``--token``.
+Every POST must also be JSON from this origin, so another web page cannot steer a run through
+the browser (cross-site requests of that kind need a CORS permission this server never
+gives)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import ipaddress
 import secrets
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 COOKIE = "cambrian_ui_token"
 
@@ -32,10 +35,20 @@ def check_bind(host: str, token: str | None) -> None:
                          "who can reach the address could otherwise read and steer your runs")
 
 
-class Guard:
-    """ASGI middleware: the token check (when a token is set) and the same-origin JSON POSTs."""
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
 
-    def __init__(self, app: Any, token: str | None) -> None:
+
+def cookie_name(port: int | None) -> str:
+    return f"{COOKIE}_{port}" if port else COOKIE
+
+
+class Guard:
+    """ASGI middleware: the token check and the same-origin JSON POSTs."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        if not token:
+            raise ValueError("the web UI needs a token")
         self.app = app
         self.token = token
 
@@ -45,42 +58,31 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
-        set_cookie = False
-        if not self.token and not is_loopback(host_name(headers.get("host", ""))):
-            await _plain(send, 403, "this UI answers only requests addressed to a loopback "
-                                    "host (127.0.0.1, localhost, ::1); serve it with --token "
-                                    "to use another name")
-            return
-        if self.token:
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            given = (query.get("token") or [""])[0]
-            set_cookie = bool(given) and secrets.compare_digest(given, self.token)
-            if not set_cookie and not self._known(headers):
-                await _plain(send, 401, "a token is needed: open the address printed by "
-                                        "`cambrian ui`, which ends in ?token=...")
+        name = cookie_name((scope.get("server") or (None, None))[1])
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        given = (query.get("token") or [""])[0]
+        if given and secrets.compare_digest(given, self.token):
+            if scope["method"] in ("GET", "HEAD"):
+                await _enter(send, scope, query, self._cookie(name))
                 return
+        elif not self._known(headers, name):
+            await _plain(send, 401, "a token is needed: open the address `cambrian ui` (or "
+                                    "`cambrian run --ui`) printed, which ends in ?token=...")
+            return
         if scope["method"] not in ("GET", "HEAD") and not _same_origin_json(headers):
             await _plain(send, 403, "steering requests must be JSON from this page")
             return
-        if not set_cookie:
-            await self.app(scope, receive, send)
-            return
+        await self.app(scope, receive, send)
 
-        async def send_with_cookie(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                cookie = SimpleCookie()
-                cookie[COOKIE] = self.token or ""
-                cookie[COOKIE]["httponly"] = True
-                cookie[COOKIE]["samesite"] = "Strict"
-                cookie[COOKIE]["path"] = "/"
-                message.setdefault("headers", []).append(
-                    (b"set-cookie", cookie[COOKIE].OutputString().encode("latin-1")))
-            await send(message)
+    def _cookie(self, name: str) -> str:
+        cookie = SimpleCookie()
+        cookie[name] = self.token
+        cookie[name]["httponly"] = True
+        cookie[name]["samesite"] = "Strict"
+        cookie[name]["path"] = "/"
+        return cookie[name].OutputString()
 
-        await self.app(scope, receive, send_with_cookie)
-
-    def _known(self, headers: dict[str, str]) -> bool:
-        assert self.token
+    def _known(self, headers: dict[str, str], name: str) -> bool:
         bearer = headers.get("authorization", "")
         if bearer.startswith("Bearer ") and secrets.compare_digest(bearer[7:], self.token):
             return True
@@ -89,13 +91,22 @@ class Guard:
             cookie.load(headers.get("cookie", ""))
         except CookieError:  # a malformed cookie header is no token
             return False
-        given = cookie.get(COOKIE)
+        given = cookie.get(name)
         return given is not None and secrets.compare_digest(given.value, self.token)
 
 
-def host_name(host_header: str) -> str:
-    """The host of a Host header, without its port or IPv6 brackets."""
-    return urlsplit(f"//{host_header}").hostname or ""
+async def _enter(send: Any, scope: dict[str, Any], query: dict[str, list[str]],
+                 cookie: str) -> None:
+    """The page asked for, without the token in its address, with the cookie set."""
+    rest = urlencode([(key, value) for key, values in query.items() if key != "token"
+                      for value in values])
+    location = scope.get("root_path", "") + scope["path"] + (f"?{rest}" if rest else "")
+    await send({"type": "http.response.start", "status": 303,
+                "headers": [(b"location", location.encode("latin-1")),
+                            (b"set-cookie", cookie.encode("latin-1")),
+                            (b"cache-control", b"no-store"),
+                            (b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _same_origin_json(headers: dict[str, str]) -> bool:

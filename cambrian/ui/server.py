@@ -12,7 +12,7 @@ import uvicorn
 
 from cambrian.ui.app import create_app
 from cambrian.ui.runs import RunCatalog
-from cambrian.ui.security import check_bind
+from cambrian.ui.security import check_bind, new_token
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -21,20 +21,28 @@ DEFAULT_PORT = 8765
 def build_server(roots: Iterable[Path], *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  token: str | None = None, read_only: bool = False,
                  cache_dir: Path | None = None) -> uvicorn.Server:
+    """The UI's server; every request must carry ``token`` (a random one when None; only on
+    loopback: any other address needs a token chosen by the person serving it)."""
     check_bind(host, token)
-    app = create_app(RunCatalog(roots, cache_dir), read_only=read_only, token=token)
+    app = create_app(RunCatalog(roots, cache_dir), read_only=read_only,
+                     token=token or new_token())
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                             timeout_graceful_shutdown=2)
     return uvicorn.Server(config)
 
 
-def url_of(server: uvicorn.Server, token: str | None = None, path: str = "/") -> str:
+def token_of(server: uvicorn.Server) -> str:
+    return str(server.config.app.state.token)
+
+
+def url_of(server: uvicorn.Server, path: str = "/", with_token: bool = True) -> str:
+    """The address to open: with the token (one click sets the browser's cookie)."""
     config = server.config
     port = config.port
     if server.started and server.servers:  # port 0: the one the system chose
         port = server.servers[0].sockets[0].getsockname()[1]
     host = config.host if ":" not in config.host else f"[{config.host}]"
-    return f"http://{host}:{port}{path}" + (f"?token={token}" if token else "")
+    return f"http://{host}:{port}{path}" + (f"?token={token_of(server)}" if with_token else "")
 
 
 class BackgroundServer:
@@ -55,7 +63,17 @@ class BackgroundServer:
 
     @property
     def url(self) -> str:
+        """The address to open, with the token."""
         return url_of(self.server)
+
+    @property
+    def base(self) -> str:
+        """The address without the token (what a browser holding the cookie opens)."""
+        return url_of(self.server, with_token=False).rstrip("/")
+
+    @property
+    def token(self) -> str:
+        return token_of(self.server)
 
     def stop(self) -> None:
         self.server.should_exit = True

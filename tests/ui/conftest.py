@@ -110,8 +110,9 @@ def in_thread(work: Any) -> Any:
 
 
 @pytest.fixture()
-def serve(tmp_path: Path) -> Iterator[Any]:
-    """serve(roots, read_only=False, token=None) -> base URL of a UI on a free port."""
+def serve(tmp_path: Path, page: Any) -> Iterator[Any]:
+    """serve(roots, read_only=False, token=None) -> base URL of a UI on a free port, which the
+    page has opened once at the address the CLI prints (with its token: the cookie is set)."""
     from cambrian.ui.server import BackgroundServer, build_server
 
     servers: list[BackgroundServer] = []
@@ -121,7 +122,9 @@ def serve(tmp_path: Path) -> Iterator[Any]:
         server = BackgroundServer(build_server(roots, port=0, read_only=read_only, token=token,
                                                cache_dir=tmp_path / "ui-cache")).start()
         servers.append(server)
-        return server.url.rstrip("/")
+        opened = page.goto(server.url)
+        assert opened is not None and opened.ok and page.url == server.base + "/", page.url
+        return server.base
 
     yield start_server
     for server in servers:

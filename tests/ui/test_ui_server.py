@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -88,37 +89,87 @@ def test_a_run_whose_process_died_is_stopped_not_running(tmp_path: Path):
     assert state.status == "stopped" and "killed" in state.detail
 
 
-def test_token_and_read_only_mode(stored_runs: Path, tmp_path: Path):
+TOKEN = "s3cret"
+
+
+def token_client(catalog: RunCatalog, **options: object) -> TestClient:
+    """A client of the UI on 127.0.0.1:8765 that carries its token (as a bearer header)."""
+    return TestClient(create_app(catalog, token=TOKEN, **options),  # type: ignore[arg-type]
+                      base_url="http://127.0.0.1:8765",
+                      headers={"Authorization": f"Bearer {TOKEN}"})
+
+
+def test_every_request_needs_the_token_even_on_loopback(stored_runs: Path, tmp_path: Path):
+    """A candidate program on this machine reaches a loopback port as well as a browser does:
+    no page, no data, no steering without the UI's token."""
     with pytest.raises(ValueError, match="needs --token"):
         check_bind("0.0.0.0", None)
     check_bind("127.0.0.1", None)
     catalog = RunCatalog([stored_runs], tmp_path / "cache")
+    app = create_app(catalog, token=TOKEN)
+    client = TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False)
+    for method, url, body in (("GET", "/", None), ("GET", "/api/runs", None),
+                              ("GET", "/runs/counter-run", None),
+                              ("GET", "/static/js/steer.js", None),
+                              ("POST", "/api/runs/counter-run/control", {"action": "stop"}),
+                              ("POST", "/api/runs/counter-run/guidance",
+                               {"action": "append", "text": "x"})):
+        answer = client.request(method, url, json=body)
+        assert answer.status_code == 401 and "token" in answer.text, (method, url)
+    assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    assert client.get("/", headers={"cookie": "cambrian_ui_token_8765=wrong"}).status_code == 401
 
-    guarded = TestClient(create_app(catalog, token="s3cret"))
-    assert guarded.get("/").status_code == 401
-    assert guarded.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
-    first = guarded.get("/?token=s3cret")
-    assert first.status_code == 200 and "counter-run" in first.text
-    assert guarded.get("/api/runs").status_code == 200  # the cookie set by the first visit
+    # The printed address: one visit sets the cookie and leaves the token out of the address.
+    first = client.get("/runs/counter-run?token=s3cret&tab=1")
+    assert first.status_code == 303 and first.headers["location"] == "/runs/counter-run?tab=1"
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith("cambrian_ui_token_8765=s3cret;"), cookie
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert client.get("/api/runs").status_code == 200  # the cookie the visit set
+    # Another UI on another port of the same host keeps its own cookie.
+    other = TestClient(create_app(catalog, token="other"), base_url="http://127.0.0.1:8766")
+    assert other.get("/", headers={"cookie": "cambrian_ui_token_8765=s3cret"}).status_code == 401
 
-    writable = TestClient(create_app(catalog), base_url="http://127.0.0.1:8765")
-    # DNS rebinding: a page at evil.example whose name now resolves to 127.0.0.1 sends its
-    # own host and origin; without a token only loopback host names are served.
-    rebound = {"host": "evil.example:8765", "origin": "http://evil.example:8765"}
-    assert writable.get("/", headers=rebound).status_code == 403
-    assert writable.post("/api/runs/counter-run/control", json={"action": "stop"},
-                         headers=rebound).status_code == 403
-    assert writable.get("/", headers={"host": "localhost:8765"}).status_code == 200
-    assert writable.get("/", headers={"host": "[::1]:8765"}).status_code == 200
+    writable = token_client(catalog)
     form = writable.post("/api/runs/counter-run/control", data={"action": "stop"})
     assert form.status_code == 403  # not JSON: a cross-site form cannot steer
+    foreign = writable.post("/api/runs/counter-run/control", json={"action": "stop"},
+                            headers={"origin": "http://evil.example:8765"})
+    assert foreign.status_code == 403
     finished = writable.post("/api/runs/counter-run/control", json={"action": "stop"})
     assert finished.status_code == 409  # the run is not running
 
-    app = create_app(catalog, read_only=True)
-    posts = [r for r in app.routes if "POST" in getattr(r, "methods", set())]
+
+def test_a_server_started_without_a_token_makes_one(stored_runs: Path, tmp_path: Path):
+    """`cambrian ui` on loopback, no --token: the server makes a random token, which the
+    address to open carries; a request without it is refused."""
+    from cambrian.ui.server import BackgroundServer, build_server
+
+    servers = [BackgroundServer(build_server([stored_runs], port=0,
+                                             cache_dir=tmp_path / "cache")).start()
+               for _ in range(2)]
+    try:
+        first, second = servers
+        assert first.token != second.token and len(first.token) >= 32
+        assert first.url == f"{first.base}/?token={first.token}"
+        assert httpx.get(first.base + "/api/runs", timeout=5).status_code == 401
+        with httpx.Client(timeout=5, follow_redirects=True) as browser:
+            opened = browser.get(first.url)
+            assert opened.status_code == 200 and str(opened.url) == first.base + "/"
+            assert browser.get(first.base + "/api/runs").json()[0]["key"] == "counter-run"
+            # The same browser's cookie for this host opens no other UI on it.
+            assert browser.get(second.base + "/api/runs").status_code == 401
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def test_read_only_mode_has_no_steering_route(stored_runs: Path, tmp_path: Path):
+    catalog = RunCatalog([stored_runs], tmp_path / "cache")
+    reader = token_client(catalog, read_only=True)
+    posts = [r for r in reader.app.routes if "POST" in getattr(r, "methods", set())]  # type: ignore[attr-defined]
     assert posts == []
-    reader = TestClient(app, base_url="http://127.0.0.1:8765")
     assert reader.post("/api/runs/counter-run/guidance",
                        json={"action": "append", "text": "x"}).status_code in (404, 405)
     assert 'id="steer"' not in reader.get("/runs/counter-run").text
@@ -129,6 +180,17 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def printed_address(log: Path, process: subprocess.Popen[bytes], timeout: float = 60) -> str:
+    """The address `cambrian run --ui` printed (with its token)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        found = re.search(r"Watch and steer this run at (\S+)", log.read_text())
+        if found:
+            return found.group(1)
+        time.sleep(0.1)
+    raise AssertionError(f"no address printed: {log.read_text()[-2000:]}")
 
 
 def test_cambrian_run_with_ui_serves_the_run_while_it_goes_on(tmp_path: Path):
@@ -143,23 +205,29 @@ def test_cambrian_run_with_ui_serves_the_run_while_it_goes_on(tmp_path: Path):
                  "-q", "--ui", "--ui-port", str(port), *overrides],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
-            deadline, rows = time.monotonic() + 60, []
-            while time.monotonic() < deadline and process.poll() is None:
-                try:
-                    rows = httpx.get(f"http://127.0.0.1:{port}/api/runs", timeout=2).json()
-                except httpx.HTTPError:
-                    rows = []
-                if rows and rows[0]["status"] == "running":
-                    break
-                time.sleep(0.2)
+            address = printed_address(log, process)
+            assert address.startswith(f"http://127.0.0.1:{port}/?token=")
+            # Without the token, loopback or not, the run's UI answers nothing.
+            assert httpx.get(f"http://127.0.0.1:{port}/api/runs", timeout=5).status_code == 401
+            assert httpx.post(f"http://127.0.0.1:{port}/api/runs/run/control", timeout=5,
+                              json={"action": "stop"}).status_code == 401
+            with httpx.Client(timeout=5, follow_redirects=True) as browser:
+                assert browser.get(address).status_code == 200  # one click: the cookie is set
+                deadline, rows = time.monotonic() + 60, []
+                while time.monotonic() < deadline and process.poll() is None:
+                    try:
+                        rows = browser.get(f"http://127.0.0.1:{port}/api/runs").json()
+                    except httpx.HTTPError:
+                        rows = []
+                    if rows and rows[0]["status"] == "running":
+                        break
+                    time.sleep(0.2)
             assert rows and rows[0]["status"] == "running", rows
             assert process.wait(timeout=120) == 0  # without a terminal it exits with the run
         finally:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    output = log.read_text()
-    assert f"Watch and steer this run at http://127.0.0.1:{port}/" in output
 
 
 def test_the_overview_figures_agree_with_cambrian_status(stored_runs: Path):
@@ -188,8 +256,7 @@ def test_cambrian_ui_refuses_a_public_address_without_a_token(stored_runs: Path)
 
 def test_the_series_after_a_candidate_holds_only_the_newer_points(rich_runs: Path,
                                                                      tmp_path: Path):
-    client = TestClient(create_app(RunCatalog([rich_runs], tmp_path / "cache")),
-                        base_url="http://127.0.0.1:8765")
+    client = token_client(RunCatalog([rich_runs], tmp_path / "cache"))
     url = "/api/runs/harvest-run/series"
     whole = client.get(url).json()
     scores, bandit = whole["scores"], whole["bandit"]
@@ -218,8 +285,7 @@ def test_the_summary_fragment_reads_the_run_row_only(stored_runs: Path, tmp_path
         raise AssertionError("the summary fragment built the overview panels")
 
     monkeypatch.setattr(app_module, "overview_panels", overview_panels)
-    client = TestClient(create_app(RunCatalog([stored_runs], tmp_path / "cache")),
-                        base_url="http://127.0.0.1:8765")
+    client = token_client(RunCatalog([stored_runs], tmp_path / "cache"))
     summary = client.get("/runs/counter-run/panels", params={"part": "summary"})
     assert summary.status_code == 200 and 'id="best-score"' in summary.text
     store = Store.open(stored_runs / "counter-run", read_only=True)

@@ -84,6 +84,9 @@ def classify_run(run: SandboxResult, limits: RunLimits) -> tuple[Verdict, str] |
     Output overflow is checked first: a program flooding stdout usually also runs out of time,
     and "too much output" is the cause worth reporting.
     """
+    if run.disk_exceeded:
+        return Verdict.OLE, (f"wrote more than the disk limit of {run.disk_limit_mb} MB; killed, "
+                             "and what it wrote removed")
     if run.stdout_truncated_bytes:
         total = limits.max_output_bytes + run.stdout_truncated_bytes
         return Verdict.OLE, (
