@@ -31,9 +31,10 @@ from cambrian.status import RunStatus
 from cambrian.status import run_status as status_of_store
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
-from cambrian.store.run_files import write_best, write_config
+from cambrian.store.run_files import write_best, write_config, write_program_files
 from cambrian.store.store import STORE_FILENAME, Store, StoreError
 from cambrian.task.folder import Task, load_task, task_config_layer
+from cambrian.task.program_files import is_bundle
 
 
 class RunExists(FileExistsError):
@@ -285,18 +286,23 @@ def run_status(run_dir: str | Path) -> RunStatus:
 
 
 def best(run_dir: str | Path, out: str | Path | None = None) -> BestProgram:
-    """Write the best program of a run to ``out`` (default: ``run_dir/best/``, with its scores)."""
+    """Write the best program of a run to ``out`` (default: ``run_dir/best/``, with its scores);
+    a program of several files is written as a tree, ``out`` being its folder (the path
+    returned is its entry file's)."""
     store = Store.open(Path(run_dir))
     try:
         summary = status_of_store(store)
         if summary.best_id is None:
             raise NoCorrectProgram("no correct program in this run yet")
-        if out is not None:
+        filename = store.meta.get("program_filename") or "program.txt"
+        source = store.candidates.get(summary.best_id).source or ""
+        if out is not None and is_bundle(source):
+            target = write_program_files(Path(out), source, filename)
+        elif out is not None:
             target = Path(out)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(store.candidates.get(summary.best_id).source or "")
+            target.write_text(source)
         else:
-            filename = store.meta.get("program_filename") or "program.txt"
             target = write_best(Path(run_dir), store, summary.best_id, filename)
     finally:
         store.close()

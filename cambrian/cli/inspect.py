@@ -101,7 +101,8 @@ def _model_table(models: list[Any]) -> None:
 @app.command()
 def best(
     run_dir: Path = typer.Argument(...),
-    out: Path | None = typer.Option(None, "--out", "-o", help="File to write (default: run_dir/best/)"),
+    out: Path | None = typer.Option(None, "--out", "-o", help=(
+        "File to write, or folder for a program of several files (default: run_dir/best/)")),
 ) -> None:
     """Write the best program of a run."""
     from cambrian.api import NoCorrectProgram

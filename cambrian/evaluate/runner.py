@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from cambrian.core.evaluation import EvaluationResult
-from cambrian.evaluate.containment import DEFAULT_DISK_LIMIT_MB, ContainmentPolicy
+from cambrian.evaluate.containment import ContainmentPolicy
 from cambrian.evaluate.contracts import (
     MODULE_RUNNER_PATH,
     ContractName,
@@ -29,11 +29,11 @@ from cambrian.evaluate.contracts import (
     run_command_contract,
     run_module_contract,
 )
-from cambrian.evaluate.network import resolve_destinations
 from cambrian.evaluate.peer_helpers import with_peer_helpers
 from cambrian.evaluate.sandbox import WarmWorkerLost
 from cambrian.evaluate.task_files import TaskFiles, TaskFilesChanged  # noqa: F401 - re-exported
 from cambrian.evaluate.warm_worker import WarmWorker, local_module_names, preload_names
+from cambrian.task.program_files import check_relative, write_program
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +59,8 @@ class EvaluatorSettings:
     cwd: Path | None = None
     # Values never passed to the evaluation (API keys), whichever variable holds them.
     secret_values: frozenset[str] = frozenset()
-    # Network namespace for evaluations (on by default): no network but the "HOST:PORT"
-    # destinations of `network_allow` (resolved when the evaluator is built).
-    isolate_network: bool = True
-    network_allow: tuple[str, ...] = ()
-    # What one evaluation may add to its scratch folder, in MB (None: no quota).
-    disk_limit_mb: int | None = DEFAULT_DISK_LIMIT_MB
+    # Network namespace for evaluations (off by default).
+    isolate_network: bool = False
     # OpenEvolve's cascade (module contract): "auto"/"on" run evaluate_stage1/2/3 when the
     # evaluator defines them, "off" never (cascade_stages.py).
     cascade: Literal["auto", "on", "off"] = "auto"
@@ -80,10 +76,11 @@ class ProgramEvaluator:
         self.evaluator_path = Path(settings.evaluator_path).resolve()
         if not self.evaluator_path.is_file():
             raise FileNotFoundError(f"evaluator not found: {self.evaluator_path}")
-        if Path(settings.program_filename).name != settings.program_filename:
-            raise ValueError(
-                f"program_filename must be a bare file name, got {settings.program_filename!r}"
-            )
+        try:  # a bare name, or the entry of a program of several files (pkg/main.py)
+            check_relative(settings.program_filename)
+        except ValueError:
+            raise ValueError(f"program_filename must be a relative path inside the "
+                             f"evaluation folder, got {settings.program_filename!r}") from None
         self.contract: ContractName = self._resolve_contract(settings.contract)
         self.cwd = Path(settings.cwd).resolve() if settings.cwd else self.evaluator_path.parent
         self.task_files = TaskFiles.snapshot(self.cwd, self.evaluator_path)
@@ -97,10 +94,7 @@ class ProgramEvaluator:
             max_output_bytes=settings.max_output_bytes,
             env=env,
             secret_values=frozenset(settings.secret_values),
-            containment=ContainmentPolicy(
-                isolate_network=settings.isolate_network,
-                network_allow=resolve_destinations(settings.network_allow),
-                disk_limit_mb=settings.disk_limit_mb),
+            containment=ContainmentPolicy(isolate_network=settings.isolate_network),
         )
         self.warm: WarmWorker | None = self._warm_worker() if settings.warm_worker else None
         self._cold_limits = self.limits
@@ -159,10 +153,8 @@ class ProgramEvaluator:
         """
         work_dir = await asyncio.to_thread(self._fresh_scratch, Path(os.path.abspath(work_dir)))
         evaluator_path = work_dir / self.task_files.relative_path(self.evaluator_path)
-        program_path = work_dir / self.settings.program_filename
-        if program_path.exists():
-            program_path.unlink()  # a task file of the same name: the program wins
-        program_path.write_text(source, encoding="utf-8")
+        # Every file of the program at its path (the entry is the program path).
+        program_path = write_program(work_dir, source, self.settings.program_filename)
         results_dir = work_dir / RESULTS_DIRNAME
         if results_dir.exists():
             shutil.rmtree(results_dir)

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 COMPILER_TIMEOUT_S = 30.0
@@ -50,10 +51,13 @@ def _run(command: list[str], stdin: str | None = None) -> subprocess.CompletedPr
         return None
 
 
-def _gcc_error(source: str, compiler: str, language_flags: list[str]) -> str | None:
+def _gcc_error(source: str, compiler: str, language_flags: list[str],
+               include_dir: str | None = None) -> str | None:
     if shutil.which(compiler) is None:
         return None
-    result = _run([compiler, *language_flags, "-fsyntax-only", "-fmax-errors=5", "-"], stdin=source)
+    includes = ["-iquote", include_dir] if include_dir else []
+    result = _run([compiler, *language_flags, *includes, "-fsyntax-only", "-fmax-errors=5", "-"],
+                  stdin=source)
     if result is None or result.returncode == 0:
         return None
     errors = [f"line {m.group(1)}: {m.group(3)}" for m in _GCC_ERROR.finditer(result.stderr)]
@@ -102,3 +106,11 @@ def c_syntax(source: str) -> str | None:
 
 def rust_syntax(source: str) -> str | None:
     return _rust_error(source)
+
+
+# The checks that can see a file's own folder (its quoted #includes), by check.
+READS_INCLUDES: dict[Callable[[str], str | None], Callable[[str, str], str | None]] = {
+    cpp_syntax: lambda source, folder: _gcc_error(source, "g++", ["-std=c++17", "-x", "c++"],
+                                                  folder),
+    c_syntax: lambda source, folder: _gcc_error(source, "gcc", ["-x", "c"], folder),
+}

@@ -9,14 +9,16 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from cambrian.lang.syntax import check_syntax
 from cambrian.llm.base import LLMResponse
-from cambrian.mutate.dead_code import behaviour_unchanged
+from cambrian.mutate.file_checks import (
+    behaviour_unchanged_files,
+    repair_files,
+    syntax_error_files,
+    undefined_names_files,
+)
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
-from cambrian.mutate.python_repairs import repair_python_child
 from cambrian.mutate.step_wiring import step_contract_error, unwritten_step_error
-from cambrian.mutate.undefined_names import undefined_names_error
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -51,17 +53,15 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if response.truncated:  # cut at the token limit, yet complete enough to apply
         notes["truncated_reply"] = True
     source = patch.source
-    if language.name == "python":
-        source, repairs = repair_python_child(parent_source, source)
-        if repairs:
-            notes["repairs"] = repairs
+    source, repairs = repair_files(parent_source, source, language)  # each changed file
+    if repairs:
+        notes["repairs"] = repairs
     if source.strip() == parent_source.strip():
         return Refusal("the reply does not change the program", RefusalKind.NO_CHANGE)
     unchanged = (unwritten_step_error(parent_source, source, step_function, language)
                  if step_function else "")
-    if language.name == "python":
-        unchanged = unchanged or behaviour_unchanged(parent_source, source,
-                                                     new_method_asked=new_method_asked)
+    unchanged = unchanged or behaviour_unchanged_files(parent_source, source, language,
+                                                       new_method_asked=new_method_asked)
     if unchanged:
         return Refusal(unchanged, RefusalKind.NO_CHANGE)
     earlier = store.candidates.find_by_source(source)
@@ -72,11 +72,11 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
                    else f", {earlier.status}")
         return Refusal(f"{DUPLICATE_PREFIX} (program {earlier.id}{tried}{outcome}); "
                        "propose a different change", RefusalKind.DUPLICATE)
-    syntax_error = await asyncio.to_thread(check_syntax, source, language.name)
+    syntax_error = await asyncio.to_thread(syntax_error_files, parent_source, source, language)
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
-    broken = (undefined_names_error(parent_source, source) if language.name == "python"
-              else "") or step_contract_error(source, language)
+    broken = (undefined_names_files(parent_source, source, language)
+              or step_contract_error(source, language))
     if broken:
         return Refusal(broken, RefusalKind.SYNTAX)
     return source, patch.description, notes

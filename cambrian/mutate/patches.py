@@ -6,6 +6,7 @@
 
 Every failure raises :class:`PatchError` with a short, concrete message meant to be sent back
 to the model for another try. Code outside the EVOLVE-BLOCKs never changes, whatever the reply.
+A reply to a program of several files is cut into its files' parts first (``file_replies.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 
 from cambrian.lang.languages import Language, as_language
+from cambrian.mutate.file_replies import apply_to_files, without_file_lines
 from cambrian.mutate.formats.choice import format_named
 from cambrian.mutate.patch_types import PatchError, PatchResult
 from cambrian.mutate.reply_text import extract_description, is_fence_line
@@ -40,9 +42,10 @@ def apply_reply(fmt: str, parent_source: str, reply_text: str, language: Languag
     lang = as_language(language)
     reply_format = format_named(fmt, lang)
     reply = _REASONING.sub("", reply_text)
-    source, n_edits, notes = reply_format.apply(parent_source, reply, lang)
+    source, n_edits, notes = apply_to_files(reply_format.apply, parent_source, reply, lang)
     try:
         check_immutable_unchanged(parent_source, source)
     except BlockError as exc:  # a bug guard: every format already keeps the outside text
         raise PatchError(str(exc)) from None
-    return PatchResult(source, extract_description(reply, _starts_code), n_edits, notes)
+    return PatchResult(source, extract_description(without_file_lines(reply, parent_source),
+                                                   _starts_code), n_edits, notes)

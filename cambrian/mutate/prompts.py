@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 from cambrian.config import PromptConfig
 from cambrian.core.components import register_component
 from cambrian.llm.base import Message
+from cambrian.mutate.file_prompts import has_fixed_files, program_listing
+from cambrian.mutate.file_replies import reply_shape
 from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import intent_instruction
@@ -24,7 +26,7 @@ from cambrian.mutate.setting_lines import offers_setting_lines
 from cambrian.mutate.step_wiring import scaffold, step_instruction
 from cambrian.mutate.strategies import STEP_MOVES, StrategyChoice
 from cambrian.mutate.tuning_targets import tuning_targets_text
-from cambrian.task.blocks import BlockError, block_contents, parse_regions
+from cambrian.task.blocks import BlockError, parse_regions
 from cambrian.task.folder import Task
 
 TokenCounter = Callable[[str], int]
@@ -168,8 +170,8 @@ class PromptBuilder:
     def _inspiration(self, program: ProgramView, blocks_only: bool) -> str:
         title = f"### Program {program.id} (score {program.score:.6g})" if program.score is not None \
             else f"### Program {program.id}"
-        source = "\n".join(block_contents(program.source)) if blocks_only else program.source
-        return f"{title}\n{self._code(source)}"
+        listing = program_listing(program.source, self.task.language, blocks_only=blocks_only)
+        return f"{title}\n{listing}"
 
     # ------------------------------------------------------------------ assembly
 
@@ -204,13 +206,13 @@ class PromptBuilder:
         if intent == "tuning":
             targets = tuning_targets_text(parent.source, self.task.language)
             task_text += "\n" + targets if targets else ""
-        blocks = evolve_block_count(parent.source)
+        blocks, files = reply_shape(parent.source)  # files: those a reply to several may name
         settings = offers_setting_lines(fmt, parent.source, self.task.language)
         instructions = (
             f"## Your task\n{task_text}\n\n"
-            f"{format_instructions(fmt, self.task.language.name, blocks, settings)}"
+            f"{format_instructions(fmt, self.task.language.name, blocks, settings, files)}"
         )
-        current = f"## Current program\n{self._code(parent.source)}"
+        current = f"## Current program\n{program_listing(parent.source, self.task.language)}"
 
         # Variants from richest to leanest; the first that fits wins.
         feedback_levels = [self.config.max_feedback_chars, self.config.max_feedback_chars // 3, 0]
@@ -223,9 +225,11 @@ class PromptBuilder:
         note_levels = [len(notes), min(len(notes), 1), 0]
 
         def render(problem: tuple[int | None, int | None], feedback: int, n_insp: int,
-                   blocks_only: bool, n_notes: int):
+                   blocks_only: bool, n_notes: int, summarised: bool = False):
             system = self.system_message(problem[0], preamble, problem[1])
-            sections = [current, "## Its evaluation\n" + self._metrics(parent, feedback)]
+            shown = current if not summarised else "## Current program\n" + program_listing(
+                parent.source, self.task.language, summarise_fixed=True)
+            sections = [shown, "## Its evaluation\n" + self._metrics(parent, feedback)]
             if n_insp:
                 label = "## The other program" if kind == "cross" else "## Other programs for inspiration"
                 sections.append(label + "\n" + "\n\n".join(
@@ -244,8 +248,11 @@ class PromptBuilder:
                     messages = render(problem_levels[0], feedback, n_insp, blocks_only, n_notes)
                     if self._fits(messages, budget_tokens, count_tokens):
                         return messages
-        for problem in problem_levels[1:]:
-            messages = render(problem, 0, 0, True, 0)
+        # Then the files that cannot change by their signatures, before the statement shrinks.
+        lean = ([(p, True) for p in problem_levels] if has_fixed_files(parent.source)
+                else [(p, False) for p in problem_levels[1:]])
+        for problem, summarised in lean:
+            messages = render(problem, 0, 0, True, 0, summarised=summarised)
             if self._fits(messages, budget_tokens, count_tokens):
                 return messages
         raise PromptTooLarge(

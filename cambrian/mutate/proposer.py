@@ -22,16 +22,12 @@ from cambrian.llm.base import GenerationParams, LLMRequest, LLMResponse, Message
 from cambrian.llm.ensemble import Arm
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.candidate_checks import Refusal, child_from_reply
+from cambrian.mutate.file_replies import reply_shape
 from cambrian.mutate.filters import ChildFilter, FilterVerdict, ProposedChild
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.formats.choice import format_named, reply_format
 from cambrian.mutate.grammars import grammar_for
-from cambrian.mutate.prompts import (
-    ContextBuilder,
-    ProgramView,
-    PromptTooLarge,
-    evolve_block_count,
-)
+from cambrian.mutate.prompts import ContextBuilder, ProgramView, PromptTooLarge
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.setting_lines import offers_setting_lines
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
@@ -39,6 +35,7 @@ from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
 from cambrian.task.folder import Task
+from cambrian.task.program_files import file_language
 
 RETRY_MIN_TEMPERATURE = 0.7
 
@@ -116,7 +113,9 @@ class Proposer:
 
     async def propose(self, request: ProposalRequest, arm: Arm) -> ProposalResult:
         caps = self.gateway.capabilities(arm.model.label)
-        fmt = reply_format(arm.model, request.kind, self.language, caps.local)
+        blocks, files = reply_shape(request.parent.source)  # files: of a several-file program
+        fmt = reply_format(arm.model, request.kind, self.language, caps.local,
+                           tuple(file_language(path, self.language) for path in files))
         reply_tokens = self._reply_tokens(arm, fmt)
         budget = caps.context_window - reply_tokens - self.config.prompt.context_margin_tokens
         result = ProposalResult(ProposalOutcome.REPLY_REFUSED, model=arm.model.label)
@@ -134,10 +133,10 @@ class Proposer:
             return result
         params = GenerationParams(
             temperature=arm.temperature, max_tokens=reply_tokens,
-            stop=code_block_stop(fmt, caps.local, self.language),
-            grammar=(grammar_for(fmt, self.language, evolve_block_count(request.parent.source),
+            stop=code_block_stop(fmt, caps.local, self.language) if not files else (),
+            grammar=(grammar_for(fmt, self.language, blocks,
                                  settings=offers_setting_lines(fmt, request.parent.source,
-                                                               self.language))
+                                                               self.language), files=files)
                      if caps.grammar else None))
         previous_context: int | None = None
         prompt = messages  # as built: a restart goes back to it, without earlier notes

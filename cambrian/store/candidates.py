@@ -1,19 +1,24 @@
-"""The ``candidates`` table: every proposed program, including failed and rejected ones."""
+"""The ``candidates`` table: every proposed program, including failed and rejected ones. A
+program of several files is kept as its files (``blobs.py``) and read back as its bundle text,
+so a row's ``source`` is the program's text whatever its number of files."""
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.store.blobs import ProgramBlobs
 from cambrian.store.codec import finite_or_none, loads
 from cambrian.store.database import Database
 from cambrian.store.evaluations import Evaluations
 from cambrian.store.rows import CandidateRow, NewCandidate, PromptPull, ReplayRow
+from cambrian.task.program_files import is_bundle, split_files
 
 _COLUMNS = ("id, generation, island, parent_id, operator, status, source, source_hash, "
             "description, model, score, error, notes_json, context_id, created_at, language")
@@ -41,21 +46,44 @@ class Candidates:
     def __init__(self, db: Database, evaluations: Evaluations) -> None:
         self._db = db
         self._evaluations = evaluations
+        self.blobs = ProgramBlobs(db)
+
+    def _rows(self, rows: Iterable[Sequence[Any]]) -> list[CandidateRow]:
+        """Typed rows, a program of several files given its bundle text."""
+        typed = [_row(r) for r in rows]
+        several = [r.id for r in typed if r.source is None and r.source_hash is not None]
+        if not several:
+            return typed
+        bundles = self.blobs.bundles(several)
+        return [replace(r, source=bundles[r.id]) if r.id in bundles else r for r in typed]
+
+    def _one(self, row: Sequence[Any] | None) -> CandidateRow | None:
+        return self._rows([row])[0] if row else None
 
     # ------------------------------------------------------------------ writes
 
     def add(self, new: NewCandidate) -> int:
         codec = self._db.codec
+        several = new.source is not None and is_bundle(new.source)
         cursor = self._db.execute(
             "INSERT INTO candidates(generation, island, parent_id, operator, status, source, "
             "source_hash, language, description, model, context_id, error, notes_json, created_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (new.generation, new.island, new.parent_id, new.operator, str(new.status),
-             codec.text(new.source), source_hash(new.source) if new.source is not None else None,
+             None if several else codec.text(new.source),
+             source_hash(new.source) if new.source is not None else None,
              new.language, codec.text(new.description), new.model, new.context_id,
              codec.text(new.error), codec.json(new.notes), time.time()),
         )
-        return int(cursor.lastrowid or 0)
+        candidate_id = int(cursor.lastrowid or 0)
+        if several:
+            assert new.source is not None
+            self.blobs.put(candidate_id, split_files(new.source))
+        return candidate_id
+
+    def put_files(self, candidate_id: int, source: str) -> None:
+        """The files of a program of several files, for a row written raw (trace import)."""
+        self.blobs.put(candidate_id, split_files(source))
 
     def update(self, candidate_id: int, *, status: CandidateStatus, score: float | None = None,
                error: str | None = None, notes: dict[str, Any] | None = None) -> None:
@@ -81,7 +109,7 @@ class Candidates:
     def find(self, candidate_id: int) -> CandidateRow | None:
         row = self._db.execute(f"SELECT {_COLUMNS} FROM candidates WHERE id=?",
                                (int(candidate_id),)).fetchone()
-        return _row(row) if row else None
+        return self._one(row)
 
     def exists(self, candidate_id: int) -> bool:
         return self._db.one("SELECT 1 FROM candidates WHERE id=?", (candidate_id,)) is not None
@@ -91,7 +119,7 @@ class Candidates:
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM candidates WHERE source_hash=? "
             f"AND status IN {_EVALUATED_SQL} ORDER BY id LIMIT 1", (digest,)).fetchone()
-        return _row(row) if row else None
+        return self._one(row)
 
     def find_by_source(self, source: str) -> CandidateRow | None:
         """The first candidate holding exactly this program (evaluated or waiting)."""
@@ -99,7 +127,7 @@ class Candidates:
             f"SELECT {_COLUMNS} FROM candidates WHERE source_hash=? "
             f"AND (status='pending' OR status IN {_EVALUATED_SQL}) ORDER BY id LIMIT 1",
             (source_hash(source),)).fetchone()
-        return _row(row) if row else None
+        return self._one(row)
 
     def best(self, objective: Objective) -> CandidateRow | None:
         """The best correct candidate (the earliest among equals)."""
@@ -107,7 +135,7 @@ class Candidates:
         row = self._db.execute(
             f"SELECT {_COLUMNS} FROM candidates WHERE status='correct' AND score IS NOT NULL "
             f"ORDER BY score {order}, id ASC LIMIT 1").fetchone()
-        return _row(row) if row else None
+        return self._one(row)
 
     def latest_evaluated_child(self, parent_id: int) -> CandidateRow | None:
         """The child of ``parent_id`` whose evaluation was committed last."""
@@ -116,7 +144,7 @@ class Candidates:
             "JOIN evaluations e ON e.candidate_id = c.id "
             f"WHERE c.parent_id = ? AND c.status IN {_EVALUATED_SQL} "
             "GROUP BY c.id ORDER BY MIN(e.id) DESC LIMIT 1", (parent_id,)).fetchone()
-        return _row(row) if row else None
+        return self._one(row)
 
     # ------------------------------------------------------------------ many rows
 
@@ -125,36 +153,36 @@ class Candidates:
         params = tuple(str(s) for s in statuses)
         if statuses:
             sql += f" WHERE status IN {_in(params)}"
-        return [_row(r) for r in self._db.execute(sql + " ORDER BY id", params)]
+        return self._rows(self._db.execute(sql + " ORDER BY id", params))
 
     def with_note(self, key: str) -> list[CandidateRow]:
         """Candidates whose notes hold ``key``, by id."""
         rows = self._db.execute(
             f"SELECT {_COLUMNS} FROM candidates WHERE json_extract(notes_json, ?) IS NOT NULL "
             "ORDER BY id", (f"$.{key}",))
-        return [_row(r) for r in rows]
+        return self._rows(rows)
 
     def children(self, parent_id: int) -> list[CandidateRow]:
         """Every candidate proposed from ``parent_id``, by id."""
         rows = self._db.execute(
             f"SELECT {_COLUMNS} FROM candidates WHERE parent_id = ? ORDER BY id", (parent_id,))
-        return [_row(r) for r in rows]
+        return self._rows(rows)
 
     def recent_evaluated(self, limit: int, exclude_id: int | None = None) -> list[CandidateRow]:
         """The last ``limit`` evaluated candidates by id (oldest first)."""
         rows = self._db.execute(
             f"SELECT {_COLUMNS} FROM candidates WHERE status IN {_EVALUATED_SQL} AND id != ? "
             "ORDER BY id DESC LIMIT ?", (-1 if exclude_id is None else exclude_id, limit))
-        return [_row(r) for r in reversed(rows.fetchall())]
+        return self._rows(reversed(rows.fetchall()))
 
     def by_ids(self, ids: set[int]) -> dict[int, CandidateRow]:
         found: dict[int, CandidateRow] = {}
         ordered = sorted(ids)
         for start in range(0, len(ordered), _QUERY_CHUNK):
             chunk = ordered[start:start + _QUERY_CHUNK]
-            for row in self._db.execute(
-                    f"SELECT {_COLUMNS} FROM candidates WHERE id IN {_in(chunk)}", tuple(chunk)):
-                found[int(row[0])] = _row(row)
+            for row in self._rows(self._db.execute(
+                    f"SELECT {_COLUMNS} FROM candidates WHERE id IN {_in(chunk)}", tuple(chunk))):
+                found[row.id] = row
         return found
 
     def sources(self, ids: set[int]) -> dict[int, str | None]:
@@ -165,6 +193,7 @@ class Candidates:
             rows = self._db.execute(f"SELECT id, source FROM candidates WHERE id IN {_in(chunk)}",
                                     tuple(chunk))
             found.update({int(i): s for i, s in rows})
+        found.update(self.blobs.bundles([i for i, s in found.items() if s is None]))
         return found
 
     def count(self, *statuses: CandidateStatus | str) -> int:
@@ -186,7 +215,7 @@ class Candidates:
         """Children per parent, counting every proposal that produced a program."""
         rows = self._db.execute(
             "SELECT parent_id, COUNT(*) FROM candidates WHERE parent_id IS NOT NULL AND "
-            "source IS NOT NULL GROUP BY parent_id")
+            "source_hash IS NOT NULL GROUP BY parent_id")
         return {int(p): int(n) for p, n in rows}
 
     def scores(self, status: CandidateStatus = CandidateStatus.CORRECT) -> dict[int, float | None]:
@@ -202,7 +231,7 @@ class Candidates:
             "FROM evaluations GROUP BY candidate_id) first ON first.candidate_id = c.id "
             f"WHERE c.status IN {_EVALUATED_SQL} ORDER BY first.first_id").fetchall()
         latest = self._evaluations.latest_of({int(r[0]) for r in rows})
-        return [(_row(r), latest[int(r[0])]) for r in rows if int(r[0]) in latest]
+        return [(r, latest[r.id]) for r in self._rows(rows) if r.id in latest]
 
     def replay_rows(self) -> list[ReplayRow]:
         """What ``evaluated_in_commit_order`` gives a resumed selector, in the same order, read
@@ -210,7 +239,8 @@ class Candidates:
         programs reads this once)."""
         rows = self._db.execute(
             "SELECT c.id, c.parent_id, c.island, c.generation, c.status, c.score, "
-            "length(c.source), e.public_json, CASE json_type(e.extra_json, '$.cases') "
+            "COALESCE(length(c.source), (SELECT SUM(length(b.text)) FROM candidate_files f "
+            "JOIN blobs b ON b.sha256 = f.sha256 WHERE f.candidate_id = c.id)), e.public_json, CASE json_type(e.extra_json, '$.cases') "
             "WHEN 'array' THEN json_extract(e.extra_json, '$.cases') END "
             "FROM (SELECT candidate_id, MIN(id) AS first_id, MAX(id) AS last_id FROM evaluations "
             "GROUP BY candidate_id) f JOIN candidates c ON c.id = f.candidate_id "

@@ -11,9 +11,9 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from cambrian.store.schema import SIDE_TABLES_DDL, statements
+from cambrian.store.schema import PROGRAM_FILES_DDL, SIDE_TABLES_DDL, statements
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 ALGORITHM_HOOKS = "algorithm hooks"  # the name cambrian.search.hooks.AlgorithmHooks saves under
 
 
@@ -42,7 +42,14 @@ def _to_2(connection: sqlite3.Connection) -> None:
                            (json.dumps({ALGORITHM_HOOKS: json.loads(row[0])}, sort_keys=True),))
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2}
+def _to_3(connection: sqlite3.Connection) -> None:
+    """Programs of several files: the blob and manifest tables (older candidates keep their
+    one-file source where it is)."""
+    for statement in statements(PROGRAM_FILES_DDL):
+        connection.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3}
 
 
 def migrate(connection: sqlite3.Connection, version: int) -> None:

@@ -11,6 +11,7 @@ import yaml
 
 from cambrian.config import RunConfig
 from cambrian.store.store import Store
+from cambrian.task.program_files import check_relative, split_files
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -25,13 +26,21 @@ def write_config(run_dir: Path, config: RunConfig) -> None:
     _atomic_write(run_dir / "config.yaml", yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
 
 
+def write_program_files(folder: Path, source: str, entry: str) -> Path:
+    """Every file of a program under ``folder`` at its path (a one-file program at ``entry``),
+    each written atomically; returns the entry's path."""
+    for file in split_files(source, entry):
+        _atomic_write(folder / check_relative(file.path), file.text)
+    return folder / entry
+
+
 def write_best(run_dir: Path, store: Store, candidate_id: int, filename: str) -> Path:
-    """Copy the candidate's source to ``run_dir/best/`` with its scores (public ones only)."""
+    """Copy the candidate's program (every file of it) to ``run_dir/best/`` with its scores
+    (public ones only); returns the path of its entry file."""
     row = store.candidates.get(candidate_id)
     result = store.evaluations.latest(candidate_id)
     best_dir = run_dir / "best"
-    program = best_dir / filename
-    _atomic_write(program, row.source or "")
+    program = write_program_files(best_dir, row.source or "", filename)
     info = {
         "candidate_id": row.id,
         "generation": row.generation,

@@ -202,7 +202,26 @@ CREATE TABLE IF NOT EXISTS control_requests (
 );
 """
 
-DDL = DDL + SIDE_TABLES_DDL
+# Tables added by schema 3 (created by migration 3 in older stores).
+PROGRAM_FILES_DDL = """
+-- The files of programs of several files (cambrian/task/program_files.py): each text once,
+-- keyed by its SHA-256; a candidate is a manifest of path -> text. A one-file program stays in
+-- candidates.source; a program of several files has no candidates.source, and its source_hash
+-- is the hash of its bundle text.
+CREATE TABLE IF NOT EXISTS blobs (
+    sha256 TEXT PRIMARY KEY,
+    text   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS candidate_files (
+    candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+    position     INTEGER NOT NULL,
+    path         TEXT NOT NULL,
+    sha256       TEXT NOT NULL REFERENCES blobs(sha256),
+    PRIMARY KEY (candidate_id, position)
+);
+"""
+
+DDL = DDL + SIDE_TABLES_DDL + PROGRAM_FILES_DDL
 
 
 def statements(script: str) -> list[str]:

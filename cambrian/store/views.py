@@ -157,7 +157,7 @@ class Views:
         correct, and correct ones scoring better than their scored parent."""
         better = ">" if objective.maximize else "<"
         rows = self._db.execute(
-            "SELECT c.model, SUM(c.source IS NOT NULL), "
+            "SELECT c.model, SUM(c.source_hash IS NOT NULL), "
             f"SUM(c.status IN {_EVALUATED_SQL}), SUM(c.status = 'correct'), "
             "SUM(c.status = 'correct' AND c.score IS NOT NULL AND p.score IS NOT NULL "
             f"AND c.score {better} p.score) FROM candidates c "

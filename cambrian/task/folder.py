@@ -20,6 +20,13 @@ from cambrian.lang.languages import Language, language_by_name, language_for_pat
 from cambrian.task.blocks import BlockError, parse_regions
 from cambrian.task.contracts import detect_contract
 from cambrian.task.peer_configs import PeerConfig, find_config_file, read_peer_config
+from cambrian.task.program_files import (
+    ProgramFile,
+    check_relative,
+    has_blocks,
+    header_path,
+    join_files,
+)
 
 INITIAL_STEMS = ("initial", "initial_program", "init_program", "main", "solution")
 # ShinkaEvolve's variants of one task's first program: initial_open_evolve.py, initial_test_time.py
@@ -50,12 +57,25 @@ class Task:
     # Things worth telling the person at the start of a run (a peer's config translated...).
     notes: tuple[str, ...] = ()
     step_score: str | None = None  # the improvement step's score the task gives (its source)
+    # A program of several files (``task.files``): their paths inside the task folder, in the
+    # order prompts show them, and the entry's (the file the evaluator is given); the initial
+    # source is then their bundle (task/program_files.py). Empty for a one-file program.
+    program_files: tuple[str, ...] = ()
+    entry_file: str | None = None
 
     @property
     def program_filename(self) -> str:
+        """Where the evaluator finds the program (the entry file, for several files)."""
+        if self.entry_file is not None:
+            return self.entry_file
         if self.initial_path is not None:
             return "program" + self.initial_path.suffix
         return "program" + (self.language.extensions[0] if self.language.extensions else ".txt")
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The program's files, as paths inside the evaluation's folder (one for most tasks)."""
+        return self.program_files or (self.program_filename,)
 
     @property
     def has_initial_program(self) -> bool:
@@ -189,12 +209,21 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
     problem = _find_problem(root, settings.problem_statement)
     has_statement = problem is not None and bool(problem.strip())
     notes: list[str] = []
-    initial = _find_initial(root, settings.initial_program, required=not has_statement,
-                            notes=notes)
-    source = _read_initial(initial) if initial is not None else None
+    program_files: tuple[str, ...] = ()
+    if settings.files:
+        program_files, entry = _listed_files(root, settings.files, settings.initial_program)
+        initial: Path | None = root / entry
+        source: str | None = _read_program_files(root, program_files)
+    else:
+        initial = _find_initial(root, settings.initial_program, required=not has_statement,
+                                notes=notes)
+        source = _read_initial(initial) if initial is not None else None
     language = _language(root, config, initial)
 
     if config.judge is not None:
+        if len(program_files) > 1:
+            raise TaskError("a judged task compiles one program file; task.files names "
+                            f"{len(program_files)} (use an evaluator that builds them instead)")
         evaluator, contract = _judged_task(root, config), "judge"
     else:
         evaluator, contract = _evaluator_and_contract(root, config)
@@ -219,7 +248,60 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
         direction=settings.direction,
         notes=tuple(notes),
         step_score=_read_step_score(root, config.mutation.improve_score),
+        program_files=program_files if len(program_files) > 1 else (),
+        entry_file=initial.relative_to(root).as_posix() if program_files else None,
     )
+
+def _listed_files(root: Path, patterns: list[str],
+                  entry: str | None) -> tuple[tuple[str, ...], str]:
+    """The paths ``task.files`` names (globs expanded, in order, each once) and the entry."""
+    found: list[str] = []
+    for pattern in patterns:
+        try:
+            check_relative(pattern.strip("/") if pattern.endswith("/") else pattern)
+        except ValueError as exc:
+            raise TaskError(f"task.files: {exc}") from None
+        matches = (sorted(p for p in root.glob(pattern) if p.is_file())
+                   if any(c in pattern for c in "*?[") else [root / pattern])
+        if not matches or not all(p.is_file() for p in matches):
+            raise TaskError(f"task.files names '{pattern}', which matches no file in {root}")
+        for path in matches:
+            relative = path.relative_to(root).as_posix()
+            if relative not in found and "__pycache__" not in relative:
+                found.append(relative)
+    if entry is not None and entry not in found:
+        raise TaskError(f"task.initial_program '{entry}' must be one of task.files "
+                        f"({', '.join(found)})")
+    return tuple(found), entry or found[0]
+
+
+def _read_program_files(root: Path, paths: tuple[str, ...]) -> str:
+    """The bundle of a program's files, each checked like an initial program; a program of
+    several files marks what may change with EVOLVE-BLOCKs (its other files are fixed)."""
+    files = []
+    for relative in paths:
+        try:
+            text = (root / relative).read_text()
+        except UnicodeDecodeError:
+            raise TaskError(f"{root / relative} is not a UTF-8 text file") from None
+        try:
+            parse_regions(text)
+        except BlockError as exc:
+            raise TaskError(f"{root / relative}: {exc}") from None
+        for number, line in enumerate(text.splitlines(), start=1):
+            if header_path(line) is not None:
+                raise TaskError(f"{root / relative} line {number} looks like the header line "
+                                "that separates a program's files (`==> path <==`); reword it")
+        files.append(ProgramFile(relative, text))
+    if not any(f.text.strip() for f in files):
+        raise TaskError(f"the files of task.files in {root} are empty")
+    if len(files) > 1 and not any(has_blocks(f.text) for f in files):
+        raise TaskError(
+            f"none of task.files ({', '.join(paths)}) has EVOLVE-BLOCK markers: a program of "
+            "several files marks what may change with EVOLVE-BLOCK-START/EVOLVE-BLOCK-END "
+            "comments (files without them are shown to the model but stay as they are)")
+    return join_files(files)
+
 
 
 def _read_step_score(root: Path, configured: str | None) -> str | None:

@@ -10,18 +10,21 @@ from cambrian.mutate.formats.registry import REPLY_FORMATS
 REWRITE_KINDS = ("full", "cross", "fix")
 
 
-def reply_format(model: ModelConfig, kind: str, language: Language, local: bool) -> str:
+def reply_format(model: ModelConfig, kind: str, language: Language, local: bool,
+                 files: tuple[Language, ...] = ()) -> str:
     """The format to ask ``model`` for, for one mutation kind.
 
     Rewrites (full, cross, fix) always return the whole block. Focused edits use the model's
     ``patch_format``; ``auto`` means SEARCH/REPLACE, except that small ``local`` models get
-    whole-function replacement where the language allows it.
+    whole-function replacement where the language allows it (``files``: the languages of the
+    files a reply to a program of several files may change, which it must allow too).
     """
     if kind in REWRITE_KINDS:
         return "full"
     if model.patch_format != "auto":
         return REPLY_FORMATS.get(model.patch_format).name
-    if local and REPLY_FORMATS.get("function").supports(language):
+    function = REPLY_FORMATS.get("function")
+    if local and all(function.supports(lang) for lang in (language, *files)):
         return "function"
     return "diff"
 

@@ -1,0 +1,157 @@
+"""A task of several files end to end: the real store, sandboxed evaluator and OpenAI provider
+over HTTP, with a scripted model whose reply changes two files of the package."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.store_queries import sql
+
+from cambrian.api import best, resume, start
+from cambrian.store.store import Store
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "package_py"
+
+TWO_FILES = """Sort the longest jobs first and place each on the least loaded machine
+schedule/order.py
+<<<<<<< SEARCH
+    return list(range(len(times)))
+=======
+    return sorted(range(len(times)), key=lambda job: -times[job])
+>>>>>>> REPLACE
+schedule/assign.py
+<<<<<<< SEARCH
+    machine_of = [0] * len(times)
+    for position, job in enumerate(order):
+        machine_of[job] = position % machines
+=======
+    machine_of = [0] * len(times)
+    loads = [0.0] * machines
+    for job in order:
+        machine = min(range(machines), key=lambda m: loads[m])
+        machine_of[job] = machine
+        loads[machine] += times[job]
+>>>>>>> REPLACE
+"""
+
+REWRITE = """Place each job on the least loaded machine
+schedule/assign.py
+```python
+# EVOLVE-BLOCK-START
+def assign_jobs(times, order, machines):
+    loads = [0.0] * machines
+    machine_of = [0] * len(times)
+    for job in order:
+        machine_of[job] = min(range(machines), key=lambda m: loads[m])
+        loads[machine_of[job]] += times[job]
+    return machine_of
+# EVOLVE-BLOCK-END
+```
+"""
+
+ONE_FILE = """Place the shortest jobs first
+schedule/order.py
+<<<<<<< SEARCH
+    return list(range(len(times)))
+=======
+    return sorted(range(len(times)), key=lambda job: times[job])
+>>>>>>> REPLACE
+"""
+
+
+def test_a_reply_changing_two_files_is_stored_evaluated_and_written_whole(tmp_path: Path):
+    task = shutil.copytree(EXAMPLE, tmp_path / "task")
+    prompts: list[str] = []
+    diffs: list[int] = []
+
+    def reply(messages: list[dict[str, str]], index: int) -> str:
+        if "## Current program" not in messages[-1]["content"]:
+            return "APPROACHES:\n1. longest processing time first\n"  # the problem brief
+        prompts.append(messages[-1]["content"])
+        if "SEARCH" not in prompts[-1].split("## Your task")[-1]:
+            return REWRITE  # a full rewrite was asked for: one file's block
+        diffs.append(index)
+        return TWO_FILES if len(diffs) == 1 else ONE_FILE
+
+    with ScriptedLLM(reply) as llm:
+        evolution = start(task, run_dir=tmp_path / "run", overrides=[
+            "evolution.generations=2", "llm.models=[" + json.dumps(llm.model_config()) + "]",
+            "novelty.enabled=false", "meta.enabled=false", "evolution.max_parallel_evaluations=1",
+            "mutation.types=[local_fix]"])
+        try:
+            summary = asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    # The prompt showed each file under its path and asked for the file before each edit.
+    assert "### schedule/order.py\n```python" in prompts[0]
+    assert "### schedule/__init__.py (cannot change)" in prompts[0]
+    assert "write the path of its file alone on a line" in prompts[0]
+
+    store = Store.open(tmp_path / "run")
+    child = next(r for r in store.candidates.list() if r.description.startswith("Sort"))
+    files = {f.path: f.text for f in store.candidates.blobs.files(child.id)}
+    assert list(files) == ["schedule/__init__.py", "schedule/order.py", "schedule/assign.py"]
+    assert "-times[job]" in files["schedule/order.py"]
+    assert "loads[machine] += times[job]" in files["schedule/assign.py"]
+    initial = {f.path: f.text for f in store.candidates.blobs.files(1)}
+    assert files["schedule/__init__.py"] == initial["schedule/__init__.py"]
+    # Evaluated on both changed files: longest-first on the least loaded machine is near 1.
+    assert child.status == "correct" and child.score is not None and child.score > 0.95
+    assert summary.initial_score is not None and child.score > summary.initial_score
+    # Every text is stored once: the unchanged __init__.py is shared by all three programs.
+    held, named = store.candidates.blobs.stored_chars()
+    assert held < named
+    store.close()
+
+    written = best(tmp_path / "run", tmp_path / "out")
+    assert written.candidate_id == child.id
+    assert written.path == tmp_path / "out" / "schedule" / "__init__.py"
+    for path, text in files.items():
+        assert (tmp_path / "out" / path).read_text() == text
+    sys.path.insert(0, str(tmp_path / "out"))
+    try:
+        schedule = importlib.import_module("schedule")
+        placed = schedule.solve([3.0, 1.0, 2.0, 2.0], 2)  # the evolved package, as written
+        assert sorted(placed) == [0, 0, 1, 1] and placed[0] != placed[2]
+    finally:
+        sys.path.remove(str(tmp_path / "out"))
+        for name in [n for n in sys.modules if n == "schedule" or n.startswith("schedule.")]:
+            del sys.modules[name]
+    best_dir = tmp_path / "run" / "best"
+    assert (best_dir / "schedule" / "assign.py").read_text() == files["schedule/assign.py"]
+
+
+def test_a_store_from_before_several_files_opens_and_resumes(tmp_path: Path):
+    """A run store written before programs could have several files (schema 2: no blob or
+    manifest table) is migrated when resumed, and the run goes on where it stopped."""
+    task = write_counter_task(tmp_path / "task")
+    with ScriptedLLM(incrementing) as llm:
+        sets = ["evolution.generations=2", "llm.models=[" + json.dumps(llm.model_config()) + "]",
+                "novelty.enabled=false", "meta.enabled=false"]
+        evolution = start(task, run_dir=tmp_path / "run", overrides=sets)
+        try:
+            asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+        with Store.open(tmp_path / "run") as store:  # as the version before wrote it
+            before = [(r.id, r.source) for r in store.candidates.list()]
+            sql(store, "DROP TABLE candidate_files")
+            sql(store, "DROP TABLE blobs")
+            store.meta.set("schema_version", "2")
+        evolution = resume(tmp_path / "run", overrides=["evolution.generations=4"])
+        try:
+            summary = asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    assert summary.evaluations == 4 and summary.best_score is not None
+    with Store.open(tmp_path / "run") as store:
+        assert store.meta.get("schema_version") == "3"
+        after = [(r.id, r.source) for r in store.candidates.list()]
+        assert after[:len(before)] == before and len(after) > len(before)
+        assert sql(store, "SELECT COUNT(*) FROM candidate_files").fetchone()[0] == 0
