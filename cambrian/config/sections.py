@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from cambrian.config.destinations import parse_destination
 from cambrian.config.judge import JudgeConfig
 from cambrian.config.mutation import MutationConfig
 from cambrian.config.strict import StrictModel
@@ -294,8 +295,14 @@ class EvaluationConfig(StrictModel):
     # Evaluate in a warm interpreter forked per evaluation (cambrian/evaluate/warm_worker.py:
     # same containment, no interpreter start-up or re-import of the evaluator's packages).
     warm_worker: bool = True
-    # A network namespace of its own: the evaluation cannot reach any network (loopback only).
-    isolate_network: bool = False
+    # A network namespace of its own: the evaluation reaches no network, not even this
+    # machine's loopback services (the LLM server, the web UI), but its own loopback and the
+    # "HOST:PORT" destinations of network_allow (a scorer service it scores against, say).
+    isolate_network: bool = True
+    network_allow: list[str] = Field(default_factory=list)
+    # What one evaluation may add to its scratch folder (files it writes, in MB); over it, the
+    # evaluation is killed and fails with status "disk". None: no quota.
+    disk_limit_mb: int | None = Field(2048, gt=0)
     # OpenEvolve's cascade (module contract): evaluate_stage1, then evaluate_stage2 when its
     # score reaches cascade_thresholds[0], then evaluate_stage3 past cascade_thresholds[1].
     # "auto": when the evaluator defines evaluate_stage1 (OpenEvolve's default is on).
@@ -307,6 +314,20 @@ class EvaluationConfig(StrictModel):
     def _yaml_switch(cls, value: Any) -> Any:
         # YAML reads an unquoted `off` as false (and `on` as true).
         return {False: "off", True: "on"}.get(value, value) if isinstance(value, bool) else value
+
+    @field_validator("network_allow")
+    @classmethod
+    def _destinations(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            parse_destination(entry)
+        return value
+
+    @model_validator(mode="after")
+    def _allow_needs_isolation(self) -> EvaluationConfig:
+        if self.network_allow and not self.isolate_network:
+            raise ValueError("evaluation.network_allow limits an isolated evaluation's network; "
+                             "with isolate_network: false every destination is reachable")
+        return self
 
 
 class ExecutionConfig(StrictModel):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from cambrian.core.evaluation import EvaluationResult
-from cambrian.evaluate.containment import ContainmentPolicy
+from cambrian.evaluate.containment import DEFAULT_DISK_LIMIT_MB, ContainmentPolicy
 from cambrian.evaluate.contracts import (
     MODULE_RUNNER_PATH,
     ContractName,
@@ -29,6 +29,7 @@ from cambrian.evaluate.contracts import (
     run_command_contract,
     run_module_contract,
 )
+from cambrian.evaluate.network import resolve_destinations
 from cambrian.evaluate.peer_helpers import with_peer_helpers
 from cambrian.evaluate.sandbox import WarmWorkerLost
 from cambrian.evaluate.task_files import TaskFiles, TaskFilesChanged  # noqa: F401 - re-exported
@@ -59,8 +60,12 @@ class EvaluatorSettings:
     cwd: Path | None = None
     # Values never passed to the evaluation (API keys), whichever variable holds them.
     secret_values: frozenset[str] = frozenset()
-    # Network namespace for evaluations (off by default).
-    isolate_network: bool = False
+    # Network namespace for evaluations (on by default): no network but the "HOST:PORT"
+    # destinations of `network_allow` (resolved when the evaluator is built).
+    isolate_network: bool = True
+    network_allow: tuple[str, ...] = ()
+    # What one evaluation may add to its scratch folder, in MB (None: no quota).
+    disk_limit_mb: int | None = DEFAULT_DISK_LIMIT_MB
     # OpenEvolve's cascade (module contract): "auto"/"on" run evaluate_stage1/2/3 when the
     # evaluator defines them, "off" never (cascade_stages.py).
     cascade: Literal["auto", "on", "off"] = "auto"
@@ -94,7 +99,10 @@ class ProgramEvaluator:
             max_output_bytes=settings.max_output_bytes,
             env=env,
             secret_values=frozenset(settings.secret_values),
-            containment=ContainmentPolicy(isolate_network=settings.isolate_network),
+            containment=ContainmentPolicy(
+                isolate_network=settings.isolate_network,
+                network_allow=resolve_destinations(settings.network_allow),
+                disk_limit_mb=settings.disk_limit_mb),
         )
         self.warm: WarmWorker | None = self._warm_worker() if settings.warm_worker else None
         self._cold_limits = self.limits
