@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from hostile_judged import JUDGED_CASES  # noqa: E402
 from hostile_runner import (  # noqa: E402
     CLI,
     ROOT,
@@ -468,6 +469,7 @@ CASES = [
     Case("reply that is not code", reply_case(lambda m, i: "I would rather not.",
                                               refused_not_fatal)),
     Case("reply echoing the API key", reply_case(echo_secret, secret_redacted, with_key=True)),
+    *JUDGED_CASES,
 ]
 
 
@@ -480,6 +482,9 @@ def main() -> None:
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]
     cases = [c for c in CASES if not wanted or any(w in c.name for w in wanted)]
     root = args.keep or Path(tempfile.mkdtemp(prefix="cambrian-hostile-"))
+    if args.keep is None:
+        # Readable by every user, as a project folder is: what a candidate could read, it can.
+        root.chmod(0o755)
     outcomes = []
     for index, case in enumerate(cases):
         work = root / f"case{index:02d}"

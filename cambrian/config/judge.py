@@ -258,6 +258,14 @@ class JudgeTask:
     def objective(self) -> Objective:
         return Objective.of(self.direction)
 
+    @property
+    def private_paths(self) -> tuple[Path, ...]:
+        """Where the held-out case files are: their folder (expected outputs may lie beside
+        them), or the files alone when that folder is the task folder itself."""
+        files = [case.file for case in self.private if case.file is not None]
+        folders = {file.parent for file in files}
+        return tuple(sorted(files if self.root in folders else folders))
+
 
 def resolve_judge_task(task_dir: Path, config: JudgeConfig, task_direction: str) -> JudgeTask:
     root = Path(task_dir).resolve()

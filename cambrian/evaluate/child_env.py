@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+# Re-exported: names decide nothing here (the allow-list does); the store redacts by them.
+from cambrian.core.secrets import CREDENTIAL_NAME_PATTERN  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +45,6 @@ ALLOWED_PREFIXES = ("LC_",)
 SCRATCH_TMP_DIRNAME = ".tmp"
 # Shorter values would match by accident (and are no credential).
 MIN_SECRET_LENGTH = 6
-# Kept for callers that still import it; names no longer decide anything (the allow-list does).
-CREDENTIAL_NAME_PATTERN = re.compile(
-    r"(^|_)(API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY|PRIVATE_KEY)(_|$)",
-    re.IGNORECASE,
-)
 
 _registered_secrets: set[str] = set()
 

@@ -126,8 +126,12 @@ def shim_config(
     read_only_paths: Sequence[Path | str],
     policy: ContainmentPolicy,
     report_fd: int | None,
+    hidden_paths: Sequence[Path | str] = (),
 ) -> dict[str, Any]:
     drop = scratch is not None and policy.drop_privileges and os.geteuid() == 0
+    # Folders covered by an empty tmpfs (with a scratch folder only: the view is sealed then);
+    # what the command needs under them (`expose`) reappears there alone.
+    hidden = [str(path) for path in hidden_paths] if scratch is not None else []
     disk_limit = (policy.disk_limit_mb * 2**20 if policy.disk_limit_mb is not None
                   and scratch is not None else None)
     return {
@@ -150,7 +154,9 @@ def shim_config(
         "cwd": str(cwd),
         "uid": policy.sandbox_uid if drop else None,
         "gid": policy.sandbox_gid if drop else None,
-        "expose": exposed_paths(argv, env, read_only_paths, scratch) if drop else [],
+        "expose": (exposed_paths(argv, env, read_only_paths, scratch) if drop or hidden
+                   else []),
+        "hide": hidden,
     }
 
 

@@ -24,7 +24,8 @@ descendant when the command ends, on SIGTERM, or when Cambrian dies.
 CONFIG keys: parent_pid, report_fd, memory_mb, cpu_s, max_processes, max_file_bytes,
 wall_deadline_s, pid_ns, mount_ns, net_ns, scratch, cwd, uid, gid, expose (see containment.py),
 net_allow (destinations reachable from the network namespace: `net_relay.py`), disk_limit_bytes
-(what the command may add to its scratch folder: `disk_watch.py`).
+(what the command may add to its scratch folder: `disk_watch.py`), hide (folders covered by
+an empty tmpfs before `expose`: `linux_ns.FilesystemView.hide`).
 The shim writes one JSON object to CONFIG["report_fd"]:
     {"mechanisms": {...}, "warnings": [...],
      "command": {"returncode", "cpu_s", "peak_vm_bytes", "peak_rss_bytes",
@@ -301,6 +302,15 @@ class Shim:
             except OSError as error:
                 self.warnings.append(f"cannot expose {path}: {error.strerror}")
         view = ns.FilesystemView(self.user)
+        hidden = 0
+        for path in sorted(config.get("hide", []), key=lambda path: path.count("/")):
+            if os.path.isdir(path):  # else gone, or inside a folder hidden already
+                try:
+                    view.hide(path)
+                    hidden += 1
+                except OSError as error:
+                    self.warnings.append(f"cannot hide {path}: {error}")
+        self.mechanisms["hidden_paths"] = hidden
         for path, fd in opened.items():
             try:
                 view.expose(path, fd, writable=path == scratch)

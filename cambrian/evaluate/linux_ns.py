@@ -8,6 +8,8 @@ namespace: every mount read-only except the scratch folder (and a fresh /dev/shm
 sandbox user that cannot traverse some ancestor of a path it needs (the interpreter under
 /root, a scratch folder under a 0700 temporary folder), that ancestor covered by a small
 read-only tmpfs holding only bind mounts of the paths it needs, at their original locations.
+A folder the caller hides (`hide`: a judged task's folder, its run folder) is covered the same
+way for any user.
 """
 
 from __future__ import annotations
@@ -214,6 +216,11 @@ class FilesystemView:
         mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, SKELETON_OPTIONS)
         self.skeletons.append(path)
         self._created.add(path)
+
+    def hide(self, path: str) -> None:
+        """Covers the folder `path` with an empty tmpfs (read-only once sealed), whoever the
+        user: call before `expose`, and what is exposed under it reappears there alone."""
+        self._skeleton(path)
 
     def expose(self, target: str, source_fd: int, *, writable: bool) -> None:
         """Makes `target` (opened as `source_fd` before any mount) reachable at its own path."""

@@ -267,6 +267,7 @@ async def run_sandboxed(
     secret_values: Iterable[str] = (),
     containment: ContainmentPolicy | None = None,
     warm: WarmLauncher | None = None,
+    hidden_paths: Sequence[Path | str] = (),
 ) -> SandboxResult:
     """Run `argv` contained and limited; `env` adds to (and overrides) the allow-listed variables.
 
@@ -277,6 +278,9 @@ async def run_sandboxed(
     `scratch_dir`: the only folder the command may write (created if missing; `cwd` should
     be in it). `read_only_paths`: more paths the command must be able to read (the
     interpreter, the command and its absolute path arguments are always readable).
+    `hidden_paths` (with a scratch folder): folders the command must not see at all, whoever
+    it runs as (a judged task's folder and run folder: its held-out cases, the store); they
+    look empty, but for the paths above, which stay readable where they are.
     Whatever happens -- exit, timeout, cancellation -- no process of the command outlives
     this call; on cancellation everything is killed before CancelledError propagates.
     """
@@ -298,6 +302,7 @@ async def run_sandboxed(
         argv=argv, cwd=Path(cwd).resolve(), scratch=scratch, env=child_env,
         timeout_s=timeout_s, memory_limit_mb=memory_limit_mb, cpu_time_limit_s=cpu_limit,
         read_only_paths=read_only_paths, policy=policy, report_fd=report_write,
+        hidden_paths=[Path(path).resolve() for path in hidden_paths],
     )
     loop = asyncio.get_running_loop()
     protocol = CaptureProtocol(max_output_bytes)

@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,10 +96,15 @@ class TaskFiles:
         self._extra = extra  # relative name in the scratch folder -> source outside `root`
 
     @classmethod
-    def snapshot(cls, root: Path, evaluator_path: Path) -> TaskFiles:
+    def snapshot(cls, root: Path, evaluator_path: Path,
+                 exclude: Sequence[Path] = ()) -> TaskFiles:
+        """`exclude`: files or folders of `root` left out (a judged task's held-out cases,
+        which never travel to where candidates are evaluated)."""
         root = Path(root).resolve()
         evaluator_path = Path(evaluator_path).resolve()
-        sources = _walk(root)
+        left_out = [Path(path).resolve() for path in exclude]
+        sources = [path for path in _walk(root)
+                   if not any(path == out or out in path.parents for out in left_out)]
         extra: dict[str, Path] = {}
         if root not in evaluator_path.parents:
             extra[evaluator_path.name] = evaluator_path

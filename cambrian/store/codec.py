@@ -1,14 +1,17 @@
 """How values are written to the store: strict JSON (NaN/inf become null), finite floats, and
-redaction of the run's secret values (API keys) from everything written."""
+redaction of secret values from everything written: the run's configured API keys and the value
+of every credential-named variable of the environment (`core/secrets.py`), configured or not."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
+from cambrian.core.secrets import MIN_SECRET_CHARS, environment_secrets
+
 REDACTED = "[redacted]"
-MIN_SECRET_CHARS = 6  # shorter "secrets" would redact ordinary words
 
 
 def _json_default(value: Any) -> Any:
@@ -37,12 +40,17 @@ def finite_or_none(value: float | None) -> float | None:
 
 
 class Codec:
-    """Encodes values for the store; every text goes through :meth:`text`, so no configured
-    secret value is ever written, whoever produced the text (a candidate printing a key it
-    should not have had, a provider echoing it in an error)."""
+    """Encodes values for the store; every text goes through :meth:`text`, so no secret value
+    is ever written, whoever produced the text (a candidate printing a key it should not have
+    had, a provider echoing it in an error, a task's scorer that read one).
 
-    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
-        self.secrets = tuple(sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS},
+    `secrets`: the run's configured key values; the environment's credential-named variables
+    (`environment_secrets`, read when the codec is made) are always added."""
+
+    def __init__(self, secrets: tuple[str, ...] = (),
+                 environ: Mapping[str, str] | None = None) -> None:
+        values = {*secrets, *environment_secrets(environ)}
+        self.secrets = tuple(sorted({s for s in values if s and len(s) >= MIN_SECRET_CHARS},
                                     key=len, reverse=True))
 
     def text(self, value: str | None) -> str | None:

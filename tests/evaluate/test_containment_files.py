@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import json
+import shutil
 import sys
+import tempfile
 import textwrap
 import uuid
 from collections.abc import Callable
@@ -193,3 +195,50 @@ async def test_dropped_output_bytes_and_the_cap_are_recorded_in_the_result(
     assert result.extra["stderr_truncated_bytes"] == 20_000
     assert result.extra["output_cap_bytes"] == 10_000
     assert len(result.stdout) < 10_200
+
+
+HIDDEN_PROBE = """
+import json, os, sys
+seen = {}
+for name, path in json.loads(sys.argv[1]).items():
+    try:
+        seen[name] = open(path).read().strip() if os.path.isfile(path) else sorted(os.listdir(path))
+    except OSError as error:
+        seen[name] = error.errno
+with open("mine.txt", "w") as handle:
+    handle.write("x")
+print("OUTCOME " + json.dumps(seen))
+"""
+
+
+async def test_hidden_folders_show_only_what_the_command_needs(require_containment) -> None:
+    require_containment("mount_namespace")
+    # A folder every user may read (pytest's tmp_path would be out of the sandbox user's
+    # reach already), holding a held-out file, the file the command is given, and its scratch.
+    root = Path(tempfile.mkdtemp(prefix="cambrian-hidden-"))
+    try:
+        root.chmod(0o755)
+        (root / "task" / "private").mkdir(parents=True)
+        (root / "task" / "private" / "case.in").write_text("held out")
+        (root / "task" / "given.in").write_text("given")
+        scratch = root / "run" / "evaluation"
+        scratch.mkdir(parents=True)
+        (root / "run" / "run.sqlite").write_text("store")
+        paths = {"held_out": str(root / "task" / "private" / "case.in"),
+                 "task": str(root / "task"), "run": str(root / "run"),
+                 "store": str(root / "run" / "run.sqlite"), "given": str(root / "task" / "given.in")}
+        result = await run_sandboxed(
+            [sys.executable, "-c", HIDDEN_PROBE, json.dumps(paths), str(root / "task" / "given.in")],
+            cwd=scratch, env=None, timeout_s=60, memory_limit_mb=1024, scratch_dir=scratch,
+            hidden_paths=[root / "task", root / "run"],
+        )
+        assert result.returncode == 0, result.stderr
+        seen = outcome_of(result.stdout)
+        assert seen["held_out"] == errno.ENOENT and seen["store"] == errno.ENOENT
+        assert seen["task"] == ["given.in"]  # what its arguments name, alone
+        assert seen["run"] == ["evaluation"]  # its scratch folder, alone
+        assert seen["given"] == "given"
+        assert (scratch / "mine.txt").read_text() == "x"
+        assert (root / "task" / "private" / "case.in").read_text() == "held out"  # untouched
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

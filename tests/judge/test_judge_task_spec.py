@@ -114,6 +114,7 @@ async def test_script_scorer_and_function_scorer_agree(reach_task: Path, tmp_pat
     by_function = Scorer(reach_task / "score.py")
     assert (by_script.mode, by_function.mode) == ("script", "function")
     for scorer in (by_script, by_function):
-        assert (await scorer.score(case, good, "321\n")).score == 321
-        rejected = await scorer.score(case, bad, "900\n")
+        assert (await scorer.score(case, good, tmp_path / "scoring" / "good")).score == 321
+        rejected = await scorer.score(case, bad, tmp_path / "scoring" / "bad")
         assert rejected.score is None and "out" in (rejected.error or "")
+        await scorer.close()

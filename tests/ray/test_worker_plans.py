@@ -11,7 +11,8 @@ from ray_helpers import LocalRayCluster, children_naming
 from support.scripted_llm import write_counter_task
 
 from cambrian.evaluate.distributed import worker
-from cambrian.evaluate.distributed.plans import Plan, make_plan
+from cambrian.evaluate.distributed.plans import JudgePlan, Plan, make_plan
+from cambrian.evaluate.judge.factory import build_judged_evaluator
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 
 
@@ -38,3 +39,22 @@ def test_a_new_plan_closes_the_warm_worker_of_the_one_before(
         assert len(children_naming(pid, "fork_server.py")) == 1
     finally:
         ray.shutdown()
+
+
+def test_a_judge_plan_ships_no_held_out_case(tmp_path: Path):
+    """Workers judge the public cases only: the held-out files (inputs, and the answers beside
+    them) never reach a node, and the worker's judge declares none."""
+    task = tmp_path / "task"
+    for folder, name, text in (("public", "a.in", "1\n"), ("private", "b.in", "2\n"),
+                               ("private", "b.out", "2\n")):
+        (task / folder).mkdir(parents=True, exist_ok=True)
+        (task / folder / name).write_text(text)
+    (task / "score.py").write_text("def score(input_text, output_text):\n    return 1.0\n")
+    judge = build_judged_evaluator(task, {"language": "python", "public_cases": "public",
+                                          "private_cases": "private"}, run_dir=tmp_path / "run")
+    plan = make_plan(judge, str(tmp_path / "workers"))
+
+    assert isinstance(plan, JudgePlan)
+    assert sorted(f.relative for f in plan.bundle.files) == ["public/a.in", "score.py"]
+    assert plan.judge.private_cases is None and plan.judge.private_seeds is None
+    assert plan.judge.public_cases == "public"

@@ -240,6 +240,30 @@ def test_secret_values_are_never_written(tmp_path: Path):
     assert "[redacted]" in reopened.candidates.get(cid).source
 
 
+def test_unconfigured_credentials_of_the_environment_are_never_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A key the run's config does not name (a task's scorer read it from the environment)
+    is redacted too: every credential-named variable's value, whatever the variable."""
+    found = {"OTHER_SERVICE_API_KEY": "sk-unconfigured-0123456789",
+             "HF_TOKEN": "hf_abcdefghijklmnop", "PGPASSWORD": "correct-horse-battery"}
+    for name, value in found.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MAX_TOKENS", "123456789")  # not a credential: kept
+    store = new_store(tmp_path)  # no configured secret
+    leaked = " ".join(found.values())
+    cid = add_candidate(store, generation=0, island=0, parent_id=None, operator="init",
+                        status="incorrect", language="python", source="print(1)",
+                        error=f"case 1: WA: scorer rejected the output: {leaked}")
+    store.evaluations.add(cid, EvaluationResult(status="incorrect", error=leaked,
+                                                text_feedback=f"seen {leaked} 123456789"))
+    store.close()
+    raw = (tmp_path / "run" / "run.sqlite").read_bytes()
+    assert not [name for name, value in found.items() if value.encode() in raw]
+    reopened = Store.open(tmp_path / "run")
+    assert reopened.evaluations.latest(cid).text_feedback.endswith("123456789")
+    reopened.close()
+
+
 def test_recorder_publishes_events_only_after_the_commit(tmp_path: Path):
     store = new_store(tmp_path)
     recorder = Recorder(store)

@@ -4,7 +4,8 @@ shipped once (``ray.put``), turned into an evaluator once per worker process (``
 - ``ProgramPlan``: a task's own evaluator script (``ProgramEvaluator``), rebuilt on the worker
   from the same settings in a node-local copy of the task folder.
 - ``JudgePlan``: a judged task; the worker rebuilds the plain judge (compile, run cases, score)
-  in its copy, with the compile cache and generated cases kept per node. Stages, aggregation and
+  in its copy (without the held-out cases: they never leave the driver), with the compile
+  cache and generated cases kept per node. Stages, aggregation and
   the remote scorer stay on the driver (``judge.py``).
 - ``ObjectPlan``: any other evaluator (a plugin's, one set in code), shipped pickled as it is.
 
@@ -78,7 +79,10 @@ def make_plan(evaluator: Any, worker_dir: str | None, parallel_cases: int = 1,
     judge = judge_of(evaluator)
     if judge is not None:
         task = judge.task
-        files = TaskFiles.snapshot(task.root, task.scorer_path)
-        config = task.config.model_copy(update={"max_parallel_cases": max(1, parallel_cases)})
+        # Workers judge the public cases only: the held-out ones stay on the driver (their
+        # files are not shipped, and the worker's judge declares none).
+        files = TaskFiles.snapshot(task.root, task.scorer_path, exclude=task.private_paths)
+        config = task.config.model_copy(update={"max_parallel_cases": max(1, parallel_cases),
+                                                "private_cases": None, "private_seeds": None})
         return JudgePlan(setup, TaskBundle.of(files), config, task.direction)
     return ObjectPlan(setup, evaluator)

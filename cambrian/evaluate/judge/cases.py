@@ -42,7 +42,8 @@ class CaseStore:
         self.timeout_s = timeout_s
         self.max_parallel = max_parallel
         self.generated = 0  # generator runs by this store (cache misses)
-        self._folder = Path(cache_dir).resolve()
+        self.cache_dir = Path(cache_dir).resolve()
+        self._folder = self.cache_dir
         if self.generator_path is not None:
             digest = hashlib.sha256(self.generator_path.read_bytes()).hexdigest()[:16]
             self._folder = self._folder / f"{self.generator_path.stem}-{digest}"

@@ -76,14 +76,23 @@ class JudgedEvaluator:
         case_store: CaseStore,
         python: str = sys.executable,
         toolchain: Toolchain | None = None,
+        run_dir: Path | None = None,
     ) -> None:
         self.task = task
         self.config = task.config
         self.compile_cache = compile_cache
         self.case_store = case_store
         self.toolchain = toolchain or toolchain_for(task.config.language, python)
+        # Hidden from the task's scorer: the run folder (the store) and the caches.
+        run_folders = tuple(dict.fromkeys(
+            Path(folder).resolve()
+            for folder in (run_dir, compile_cache.cache_dir, case_store.cache_dir) if folder))
+        # Hidden from the program under judgement and its compiler, whatever their paths say:
+        # also the task folder (held-out cases, generator, scorer). What a run needs under
+        # them (its input, its executable, its scratch folder) stays readable there alone.
+        self.hidden_paths = (task.root, *task.private_paths, *run_folders)
         self.scorer = Scorer(task.scorer_path, mode=task.config.scorer_mode, python=python,
-                             timeout_s=task.config.scorer_timeout_s)
+                             timeout_s=task.config.scorer_timeout_s, hidden_paths=run_folders)
         self.limits = RunLimits(
             time_limit_s=task.config.time_limit_s,
             wall_limit_s=task.config.wall_limit_s,
@@ -111,7 +120,12 @@ class JudgedEvaluator:
         await self.case_store.input_paths(self.task.public)
 
     async def compile(self, source: str) -> CompileResult:
-        return await self.compile_cache.compile(source, self.toolchain)
+        return await self.compile_cache.compile(source, self.toolchain,
+                                                hidden_paths=self.hidden_paths)
+
+    async def close(self) -> None:
+        """End the scorer's warm worker, if it started one."""
+        await self.scorer.close()
 
     # ------------------------------------------------------------------ running cases
 
@@ -158,7 +172,8 @@ class JudgedEvaluator:
         case_dir = Path(work_dir) / "cases" / _safe_dirname(case.case_id)
         case_dir.mkdir(parents=True, exist_ok=True)
         # The case folder is the program's scratch folder, the only place it may write; the
-        # input file and the compiled artifact (absolute arguments) stay readable.
+        # input file and the compiled artifact (absolute arguments) stay readable, and nothing
+        # else of the task, the run or this evaluation (other cases) is there to be read.
         run = await run_sandboxed(
             [*STDIN_WRAPPER, str(input_path), *compiled.run_argv],
             cwd=case_dir,
@@ -168,13 +183,15 @@ class JudgedEvaluator:
             max_output_bytes=self.limits.max_output_bytes,
             cpu_time_limit_s=self.limits.time_limit_s,
             scratch_dir=case_dir,
+            hidden_paths=(*self.hidden_paths, Path(work_dir)),
         )
         failure = classify_run(run, self.limits)
         if failure is not None:
             verdict, message = failure
             return CaseResult(case.case_id, verdict, None, run.duration_s, message), ""
         output_path = _fresh_file(case_dir / "output.txt", run.stdout)
-        scored = await self.scorer.score(input_path, output_path, run.stdout)
+        scored = await self.scorer.score(input_path, output_path,
+                                         Path(work_dir) / "scoring" / case_dir.name)
         if scored.error is not None:
             return CaseResult(case.case_id, Verdict.WA, None, run.duration_s, scored.error), ""
         return CaseResult(case.case_id, Verdict.AC, scored.score, run.duration_s), run.stdout

@@ -49,6 +49,7 @@ def build_judged_evaluator(
                              timeout_s=config.generator_timeout_s,
                              max_parallel=config.max_parallel_cases),
         python=python,
+        run_dir=run_dir,
     )
 
 

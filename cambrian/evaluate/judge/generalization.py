@@ -154,6 +154,7 @@ async def generalization_report(
             steps.append(_step(row, steps[-1] if steps else None, score, result.status, error,
                                objective))
     finally:
+        await evaluator.close()
         shutil.rmtree(work_root, ignore_errors=True)
     return GeneralizationReport(
         run_dir=run_dir, task_name=info.task_name, direction=direction,

@@ -1,33 +1,34 @@
-"""The task's scorer: validates one output and scores it.
+"""The task's scorer: validates one output and scores it, contained like every evaluator.
 
-Two shapes, both task-owned (trusted) code:
+Two shapes, both task code, which runs in the sandbox (`sandbox.run_sandboxed`: the
+allow-listed environment, so no API key; writes only to a scratch folder of its own; the run's
+folder hidden) as the sandbox user, never in Cambrian's process:
 - script:   ``python score.py INPUT_PATH OUTPUT_PATH`` prints a JSON object as its last line,
             ``{"score": 123.0}`` or ``{"error": "why the output is invalid"}``;
 - function: the file defines ``score(input_text, output_text)`` returning such a dict or a bare
-            number, and raising (e.g. ValueError) to reject an output. It is imported once and
-            called in a worker thread, which saves a process start per case.
+            number, and raising (e.g. ValueError) to reject an output; `score_call.py` imports
+            it and calls it, in the sandbox.
 ``auto`` picks the function when the file defines a top-level ``score`` with two parameters.
+Both run in a warm interpreter (`warm_worker.py`, forked per case through the same containment)
+that has imported the scorer's top-level packages, else in a fresh one.
 """
 
 from __future__ import annotations
 
 import ast
-import asyncio
-import importlib.util
 import json
 import math
 import sys
-import traceback
-import uuid
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Literal
 
 from cambrian.core.python_ast import parse_python
-from cambrian.evaluate.sandbox import run_sandboxed
+from cambrian.evaluate.sandbox import SandboxResult, WarmWorkerLost, run_sandboxed
+from cambrian.evaluate.warm_worker import WarmWorker, preload_names
 
+SCORE_CALL_PATH = Path(__file__).with_name("score_call.py")
 SCORER_MAX_OUTPUT_BYTES = 200_000
 MESSAGE_CHARS = 500
 
@@ -83,56 +84,54 @@ class Scorer:
         mode: Literal["auto", "script", "function"] = "auto",
         python: str = sys.executable,
         timeout_s: float = 60.0,
+        hidden_paths: Sequence[Path] = (),
+        warm: bool = True,
     ) -> None:
         self.path = Path(path).resolve()
         self.python = python
         self.timeout_s = timeout_s
+        self.hidden_paths = tuple(hidden_paths)
         if mode == "auto":
             mode = "function" if defines_score_function(self.path) else "script"
         self.mode = mode
-        self._function: Callable[[str, str], Any] | None = None
+        self.warm = self._warm_worker() if warm else None
 
-    async def score(self, input_path: Path, output_path: Path, output_text: str) -> ScoreOutcome:
+    def _warm_worker(self) -> WarmWorker:
+        """Preloads the scorer's top-level imports, never a name its folder holds."""
+        folder = self.path.parent
+        local = {entry.name.split(".")[0] for entry in folder.iterdir()}
+        return WarmWorker(self.python, preload_names([self.path, SCORE_CALL_PATH], local), local)
+
+    async def close(self) -> None:
+        if self.warm is not None:
+            await self.warm.close()
+
+    def argv(self, input_path: Path, output_path: Path) -> list[str]:
+        files = [str(Path(input_path).resolve()), str(Path(output_path).resolve())]
         if self.mode == "function":
-            return await self._score_by_function(input_path, output_text)
-        return await self._score_by_script(input_path, output_path)
+            return [self.python, str(SCORE_CALL_PATH), str(self.path), *files]
+        return [self.python, str(self.path), *files]
 
-    def _load_function(self) -> Callable[[str, str], Any]:
-        if self._function is None:
-            name = f"cambrian_judge_scorer_{uuid.uuid4().hex[:8]}"
-            spec = importlib.util.spec_from_file_location(name, self.path)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot import scorer {self.path}")
-            module: ModuleType = importlib.util.module_from_spec(spec)
-            # Registered first: dataclasses and pickling look their module up by name.
-            sys.modules[name] = module
-            spec.loader.exec_module(module)
-            function = getattr(module, "score", None)
-            if not callable(function):
-                raise ImportError(f"{self.path} defines no score(input_text, output_text)")
-            self._function = function
-        return self._function
-
-    async def _score_by_function(self, input_path: Path, output_text: str) -> ScoreOutcome:
-        def call() -> Any:
-            function = self._load_function()
-            return function(input_path.read_text(encoding="utf-8"), output_text)
-
+    async def score(self, input_path: Path, output_path: Path, scratch_dir: Path) -> ScoreOutcome:
+        """Scores the output file of one case; `scratch_dir` is the scorer's own folder (a
+        fresh one per case, never the program's)."""
+        argv = self.argv(input_path, output_path)
         try:
-            reply = await asyncio.wait_for(asyncio.to_thread(call), self.timeout_s)
-        except asyncio.TimeoutError:
-            return ScoreOutcome.rejected(f"scorer took longer than {self.timeout_s:g} s")
-        except Exception as error:  # noqa: BLE001 - a rejection, reported as the case's message
-            last = traceback.format_exception_only(type(error), error)[-1].strip()
-            return ScoreOutcome.rejected(f"scorer rejected the output: {last}")
-        return interpret_reply(reply)
+            run = await self._run(argv, scratch_dir, self.warm)
+        except WarmWorkerLost:
+            run = await self._run(argv, scratch_dir, None)
+        return self._outcome(run)
 
-    async def _score_by_script(self, input_path: Path, output_path: Path) -> ScoreOutcome:
-        run = await run_sandboxed(
-            [self.python, str(self.path), str(input_path), str(output_path)],
-            cwd=self.path.parent, env=None, timeout_s=self.timeout_s, memory_limit_mb=None,
-            max_output_bytes=SCORER_MAX_OUTPUT_BYTES,
+    async def _run(self, argv: list[str], scratch_dir: Path,
+                   warm: WarmWorker | None) -> SandboxResult:
+        # Its folder is readable (a scorer may read files beside it) and its working directory.
+        return await run_sandboxed(
+            argv, cwd=self.path.parent, env=None, timeout_s=self.timeout_s, memory_limit_mb=None,
+            max_output_bytes=SCORER_MAX_OUTPUT_BYTES, scratch_dir=scratch_dir,
+            read_only_paths=[self.path.parent], hidden_paths=self.hidden_paths, warm=warm,
         )
+
+    def _outcome(self, run: SandboxResult) -> ScoreOutcome:
         if run.timed_out:
             return ScoreOutcome.rejected(f"scorer took longer than {self.timeout_s:g} s")
         lines = [line for line in run.stdout.strip().splitlines() if line.strip()]
@@ -143,4 +142,10 @@ class Scorer:
             reply = json.loads(lines[-1]) if lines else None
         except ValueError:
             return ScoreOutcome.rejected(f"scorer printed no JSON result: {lines[-1][:200]!r}")
+        if self.mode == "function":
+            if isinstance(reply, dict) and "raised" in reply:
+                return ScoreOutcome.rejected(f"scorer rejected the output: {reply['raised']}")
+            if not isinstance(reply, dict) or "reply" not in reply:
+                return ScoreOutcome.rejected("scorer call printed no result")
+            reply = reply["reply"]
         return interpret_reply(reply)

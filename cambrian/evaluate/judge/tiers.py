@@ -155,6 +155,9 @@ class TieredEvaluator:
         self.remote = remote
         self.objective = judge.task.objective
 
+    async def close(self) -> None:
+        await self.judge.close()
+
     async def prepare(self) -> None:
         """Generate the public cases up front (fails fast on a broken generator)."""
         await self.judge.prepare()

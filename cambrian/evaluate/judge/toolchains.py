@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,7 +155,11 @@ class CompileCache:
             digest.update(b"\0")
         return digest.hexdigest()
 
-    async def compile(self, source: str, toolchain: Toolchain) -> CompileResult:
+    async def compile(self, source: str, toolchain: Toolchain,
+                      hidden_paths: Sequence[Path] = ()) -> CompileResult:
+        """The compiled program (a cache hit, or a compilation now). `hidden_paths`: folders
+        the compiler must not see (a candidate's `#include` or `include_str!` could read them
+        into its program or its error message); the cache's own folder always is."""
         key = await asyncio.to_thread(self.key, source, toolchain)
         # One compilation per key in this process; other processes are covered by the rename.
         lock = self._locks.setdefault(key, asyncio.Lock())
@@ -163,7 +168,7 @@ class CompileCache:
             if cached is not None:
                 self.hits += 1
                 return cached
-            return await self._build(key, source, toolchain)
+            return await self._build(key, source, toolchain, hidden_paths)
 
     def _load(self, key: str, toolchain: Toolchain) -> CompileResult | None:
         entry = self.cache_dir / key
@@ -181,7 +186,8 @@ class CompileCache:
             command=toolchain.command,
         )
 
-    async def _build(self, key: str, source: str, toolchain: Toolchain) -> CompileResult:
+    async def _build(self, key: str, source: str, toolchain: Toolchain,
+                     hidden_paths: Sequence[Path]) -> CompileResult:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         build_dir = self.cache_dir / f".tmp-{key[:16]}-{uuid.uuid4().hex[:8]}"
         build_dir.mkdir()
@@ -196,6 +202,7 @@ class CompileCache:
                 timeout_s=self.timeout_s, memory_limit_mb=self.memory_limit_mb,
                 max_output_bytes=COMPILER_OUTPUT_BYTES,
                 scratch_dir=build_dir, read_only_paths=toolchain.compile_read_paths,
+                hidden_paths=(self.cache_dir, *hidden_paths),
             )
             duration = time.monotonic() - started
             shutil.rmtree(build_dir / SCRATCH_TMP_DIRNAME, ignore_errors=True)
