@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cambrian.core.events import BanditSnapshot, ContainmentChecked, SessionEnded
+from cambrian.core.events import BanditSnapshot, ContainmentChecked, Reflection, SessionEnded
 from cambrian.core.objective import Objective
-from cambrian.core.outcomes import ProposalOutcome
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.meta.guidance import GuidanceBoard
+from cambrian.store.failure_kinds import FailureKind, failures_by_kind
 from cambrian.store.recorder import Recorder
+from cambrian.store.reflections import reflections
 from cambrian.store.rows import CandidateRow, LedgerRow
 from cambrian.store.store import Store
-from cambrian.store.views import FailureRow
 
 
 @dataclass
@@ -50,65 +50,6 @@ class ModelStatus:
         return _rate(self.improved, self.correct)
 
 
-@dataclass(frozen=True)
-class FailureKind:
-    """Failed or refused candidates of one kind: how many, and the latest one's message."""
-
-    kind: str
-    count: int
-    latest_id: int
-    latest_message: str
-
-
-# An evaluation's status (or a judge's verdict) -> the reason shown.
-_EVALUATION_KINDS = {"timeout": "time limit", "memory": "memory limit", "disk": "disk limit",
-                     "crashed": "crash",
-                     "invalid_output": "unusable evaluator output",
-                     "incorrect": "wrong result (evaluator said incorrect)"}
-_VERDICT_KINDS = {"CE": "compile error", "TLE": "time limit", "MLE": "memory limit",
-                  "RE": "crash", "WA": "wrong result (evaluator said incorrect)",
-                  "OLE": "output limit"}
-
-
-# A proposal that left no child (its ProposalOutcome, stored in the notes) -> the reason shown.
-_PROPOSAL_KINDS = {ProposalOutcome.REPLY_REFUSED: "reply refused",
-                   ProposalOutcome.PROMPT_TOO_LARGE: "prompt too large",
-                   ProposalOutcome.CALL_FAILED: "LLM call failed",
-                   ProposalOutcome.FATAL: "LLM call refused (credentials or request)"}
-
-
-def failure_kind(row: FailureRow) -> str:
-    """The reason a candidate failed or was refused, as one short phrase."""
-    if row.status is CandidateStatus.INCORRECT:
-        if row.verdict in _VERDICT_KINDS:
-            return _VERDICT_KINDS[str(row.verdict)]
-        return _EVALUATION_KINDS.get(row.evaluation_status or "", "evaluation failed")
-    if row.status is CandidateStatus.PATCH_FAILED:
-        outcome = row.notes.get("outcome")
-        if outcome in _PROPOSAL_KINDS:
-            return _PROPOSAL_KINDS[outcome]
-        # Stores of versions before outcomes were recorded: refusals were marked, the rest not.
-        return "reply refused" if row.notes.get("reply_refused") else "LLM call failed"
-    if row.status is CandidateStatus.REJECTED:
-        if row.notes.get("screened_out"):
-            return "screened out before full evaluation"
-        return "deletion filter" if row.notes.get("recycled") else "too similar (novelty)"
-    return "duplicate program"
-
-
-def failures_by_kind(store: Store) -> list[FailureKind]:
-    """Failed and refused candidates by reason, the most frequent first."""
-    latest: dict[str, FailureRow] = {}
-    counts: dict[str, int] = {}
-    for row in store.views.failure_rows():
-        kind = failure_kind(row)
-        counts[kind] = counts.get(kind, 0) + 1
-        latest[kind] = row
-    return [FailureKind(kind, counts[kind], latest[kind].candidate_id,
-                        latest[kind].error.strip())
-            for kind in sorted(counts, key=lambda k: (-counts[k], k))]
-
-
 @dataclass
 class RunStatus:
     task: str
@@ -139,6 +80,11 @@ class RunStatus:
     workers: dict[str, int] = field(default_factory=dict)
     # What the sandbox lacked in the last session (None: never probed, an older run).
     containment_missing: list[str] | None = None
+    # The latest self-reflection (cambrian/meta/reflection.py), when it was stored, and how
+    # many the run has.
+    reflection: Reflection | None = None
+    reflection_at: float | None = None
+    reflections: int = 0
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -198,6 +144,7 @@ def run_status(store: Store) -> RunStatus:
     shares = [(e.pulls, dict(e.shares)) for e in store.events.of_type(BanditSnapshot)]
     history = GuidanceBoard(Recorder(store)).history(target="")
     probes = store.events.of_type(ContainmentChecked)
+    reflected = reflections(store)
     return RunStatus(
         task=info.task_name,
         direction=info.direction,
@@ -225,6 +172,9 @@ def run_status(store: Store) -> RunStatus:
         guidance_changes=len(history),
         workers=_per_worker(store.evaluations.workers()),
         containment_missing=list(probes[-1].missing) if probes else None,
+        reflection=reflected[-1][1] if reflected else None,
+        reflection_at=reflected[-1][0] if reflected else None,
+        reflections=len(reflected),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
                                         f"[{st.guidance_changes} change(s); `cambrian guide`]")
     console.print(table)
     _failure_table(st.failures, run_dir)
+    _reflection_table(st)
     if st.bandit_shares:
         arms = sorted({arm for _, shares in st.bandit_shares for arm in shares})
         bandit = Table(title="LLM arm probabilities over time (UCB1 bandit)")
@@ -76,6 +78,22 @@ def _failure_table(failures: list[Any], run_dir: Path) -> None:
                       (message[:160] + "…") if len(message) > 160 else message or "—")
     console.print(table)
     console.print(f"A candidate's code, reply, prompt and output: cambrian show {run_dir} ID")
+
+
+def _reflection_table(st: Any) -> None:
+    """The latest self-reflection: when, and its recommendations (``reflection:`` section)."""
+    if st.reflection is None:
+        return
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(st.reflection_at or 0))
+    table = Table(title=f"latest self-reflection: after {st.reflection.evaluated} evaluations, "
+                        f"{when} ({st.reflections} in all)")
+    for column in ("", "recommendation", "intent weight"):
+        table.add_column(column, justify="right" if column != "recommendation" else "left")
+    weights = st.reflection.intent_weights()
+    for index, item in enumerate(st.reflection.items(), 1):
+        weight = f"{item.intent} ×{weights[item.intent]:g}" if item.intent in weights else ""
+        table.add_row(str(index), escape(f"{item.action} {item.text}"), weight)
+    console.print(table)
 
 
 def _share(count: int, total: int) -> str:

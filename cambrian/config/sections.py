@@ -21,6 +21,7 @@ from pydantic import (
 from cambrian.config.destinations import parse_destination
 from cambrian.config.judge import JudgeConfig
 from cambrian.config.mutation import MutationConfig
+from cambrian.config.reflection import ReflectionConfig
 from cambrian.config.strict import StrictModel
 
 # --------------------------------------------------------------------------- task
@@ -456,6 +457,7 @@ class RunConfig(StrictModel):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
     meta: MetaConfig = Field(default_factory=MetaConfig)
+    reflection: ReflectionConfig = Field(default_factory=ReflectionConfig)  # self-reflection
     comprehension: ComprehensionConfig = Field(default_factory=ComprehensionConfig)
     first_program: FirstProgramConfig = Field(default_factory=FirstProgramConfig)
     prompt: PromptConfig = Field(default_factory=PromptConfig)

@@ -285,3 +285,59 @@ class ControlChanged(Event):
     action: str  # pause | resume | stop | budget
     source: str
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- self-reflection
+
+# What a reflection's recommendation asks (cambrian/meta/reflection.py parses them).
+FAVOUR, AVOID, TRY = "favour", "avoid", "try"
+# The weight a recommendation puts on the mutation intent it names (1: not named).
+INTENT_WEIGHTS = {FAVOUR: 2.0, AVOID: 0.5}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One recommendation of a self-reflection: favour a mutation intent, avoid something, or
+    try an idea. ``intent``: the mutation intent a favour or avoid names (None: free text)."""
+
+    action: str  # favour | avoid | try
+    text: str
+    intent: str | None = None
+
+    def note(self) -> str:
+        """As a mutation prompt's note."""
+        return f"Run review: {self.action} {self.text}"
+
+
+@event_kind("reflection")
+@dataclass(frozen=True)
+class Reflection(Event):
+    """A self-reflection (seed 004 §10.10): after ``evaluated`` evaluations an LLM read the
+    run's own statistics (``summary`` as it was shown, ``statistics`` the numbers) and
+    recommended how the search should go on (``recommendations``: Recommendation fields)."""
+
+    evaluated: int
+    summary: str
+    recommendations: list[dict[str, Any]]
+    statistics: dict[str, Any] = field(default_factory=dict)
+    model: str = ""
+    context_id: int | None = None
+
+    def items(self) -> list[Recommendation]:
+        return [Recommendation(str(r.get("action", TRY)), str(r.get("text", "")),
+                               r.get("intent") or None) for r in self.recommendations]
+
+    def intent_weights(self) -> dict[str, float]:
+        """Mutation intent -> weight (2 favoured, 0.5 to avoid, however often; both: 1);
+        intents the reflection did not name are left out (weight 1)."""
+        named = {(item.intent, item.action) for item in self.items()
+                 if item.intent and item.action in INTENT_WEIGHTS}
+        weights: dict[str, float] = {}
+        for intent, action in sorted(named):
+            weights[intent] = weights.get(intent, 1.0) * INTENT_WEIGHTS[action]
+        return weights
+
+    def prompt_notes(self) -> list[str]:
+        """The recommendations a program's author can act on: ideas to try and things to
+        avoid; a favour or avoid naming an intent is the schedule's (``intent_weights``)."""
+        return [item.note() for item in self.items() if item.intent is None]

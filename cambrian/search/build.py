@@ -34,6 +34,7 @@ from cambrian.llm.providers import PROVIDERS
 from cambrian.meta.comprehension import ProblemComprehension, brief_approaches
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.meta.prompt_archive import build_prompt_archive
+from cambrian.meta.reflection import build_reflection
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
@@ -229,6 +230,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         objective=objective, seed=config.evolution.seed, work_root=ctx.work_root,
         stop=lambda: budget.stop_reason(), record_child=committer.direct_child)
     scratchpad = build_scratchpad(config, gateway, recorder, run_dir, objective)
+    # Self-reflection: its notes follow the scratchpad's (a tight prompt keeps the scratchpad's).
+    reflection = build_reflection(config, gateway, recorder, objective,
+                                  task.problem_statement or "")
     evaluate_cases, case_ids = case_evaluator(executor.evaluator)  # a judge sent out too
     algorithm_hooks = make_hooks(config, selector, HookServices(
         store=store, objective=objective, problem=task.problem_statement or "", gateway=gateway,
@@ -237,7 +241,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     prompt_archive = build_prompt_archive(config, gateway, recorder,
                                           proposer.prompts.default_preamble(), objective,
                                           task.problem_statement or "")
-    hooks.extend(h for h in (tuner, scratchpad, algorithm_hooks, prompt_archive) if h is not None)
+    hooks.extend(h for h in (tuner, scratchpad, reflection, algorithm_hooks, prompt_archive)
+                 if h is not None)
 
     guidance = GuidanceBoard(recorder, run_dir)
     requests = RequestBuilder(

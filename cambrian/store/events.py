@@ -35,6 +35,16 @@ class Events:
         return [StoredEvent(int(i), decode(k, loads(p, {})), float(t))
                 for i, k, p, t in self._db.execute(sql + " ORDER BY id", params)]
 
+    def latest(self, kind: type[E]) -> E | None:
+        """The newest stored event of one dataclass (None: there is none)."""
+        row = self._db.execute(
+            "SELECT payload_json FROM events WHERE kind = ? ORDER BY id DESC LIMIT 1",
+            (kind.kind,)).fetchone()
+        if row is None:
+            return None
+        event = decode(kind.kind, loads(row[0], {}))
+        return event if isinstance(event, kind) else None
+
     def of_type(self, kind: type[E]) -> list[E]:
         """The events of one dataclass, without their row ids."""
         return [e.event for e in self.list(kind) if isinstance(e.event, kind)]  # type: ignore[misc]

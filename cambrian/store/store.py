@@ -26,6 +26,7 @@ from cambrian.store.events import Events
 from cambrian.store.kv import Meta, SearchState
 from cambrian.store.labels import EditLabels
 from cambrian.store.lineage import Lineage
+from cambrian.store.outcomes import Outcomes
 from cambrian.store.raw_rows import RawRows
 from cambrian.store.runs import Runs
 from cambrian.store.side_tables import (
@@ -60,6 +61,7 @@ class Store:
         self.labels = EditLabels(database)
         self.raw = RawRows(database)
         self.views = Views(database)  # aggregate reads for displays
+        self.outcomes = Outcomes(database)  # what each child became (statistics)
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False, read_only: bool = False,

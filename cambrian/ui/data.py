@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from cambrian.core.objective import Objective
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
 from cambrian.search.live_feed import probe
+from cambrian.store.reflections import reflections
 from cambrian.store.store import Store
 
 RUNNING, STOPPED, FINISHED, FAILED = "running", "stopped", "finished", "failed"
@@ -161,6 +162,9 @@ class OverviewPanels:
     sessions: list[dict[str, Any]]
     active_guidance: str
     paused: bool
+    # Self-reflections, newest last: when, after how many evaluations, the statistics as the
+    # LLM read them, its recommendations and the intent weights they give.
+    reflections: list[dict[str, Any]] = field(default_factory=list)
 
 
 def paused(store: Store) -> bool:
@@ -231,6 +235,14 @@ def _events(store: Store, kind: type, limit: int) -> list[tuple[float, Any]]:
     return [(stored.created_at, stored.event) for stored in store.events.list(kind)][-limit:]
 
 
+def reflection_items(store: Store, limit: int = 10) -> list[dict[str, Any]]:
+    """The latest ``limit`` self-reflections as JSON-ready dicts."""
+    return [{"at": at, "evaluated": r.evaluated, "model": r.model, "summary": r.summary,
+             "recommendations": [asdict(item) for item in r.items()],
+             "intent_weights": r.intent_weights(), "context_id": r.context_id}
+            for at, r in reflections(store)[-limit:]]
+
+
 def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
     objective = Objective.of(row.direction)
     counts = store.candidates.count_by_status()
@@ -266,5 +278,6 @@ def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
         sessions=sorted(sessions, key=lambda s: s["at"]),
         active_guidance=latest.text if latest else "",
         paused=proposals_paused(store, row),
+        reflections=reflection_items(store),
     )
 
