@@ -8,6 +8,7 @@ from cambrian.core.events import BanditSnapshot, ContainmentChecked, Reflection,
 from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.meta.guidance import GuidanceBoard
+from cambrian.search.niches.view import NicheLine, niche_map, promote_after
 from cambrian.store.failure_kinds import FailureKind, failures_by_kind
 from cambrian.store.recorder import Recorder
 from cambrian.store.reflections import reflections
@@ -85,6 +86,8 @@ class RunStatus:
     reflection: Reflection | None = None
     reflection_at: float | None = None
     reflections: int = 0
+    # Strategy niches (cambrian/search/niches/): per family, its programs and best.
+    niches: list[NicheLine] = field(default_factory=list)
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -175,6 +178,7 @@ def run_status(store: Store) -> RunStatus:
         reflection=reflected[-1][1] if reflected else None,
         reflection_at=reflected[-1][0] if reflected else None,
         reflections=len(reflected),
+        niches=niche_map(store, objective, promote_after(info.config)),
     )
 
 

@@ -52,6 +52,7 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
                                         f"[{st.guidance_changes} change(s); `cambrian guide`]")
     console.print(table)
     _failure_table(st.failures, run_dir)
+    _niche_table(st.niches)
     _reflection_table(st)
     if st.bandit_shares:
         arms = sorted({arm for _, shares in st.bandit_shares for arm in shares})
@@ -63,6 +64,20 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
             bandit.add_row(str(pulls), *(pct(shares.get(arm)) for arm in arms))
         console.print(bandit)
     _model_table(st.models)
+
+
+def _niche_table(niches: list[Any]) -> None:
+    """Strategy niches: per family the programs tagged with it, its best and that one's idea."""
+    if not niches:
+        return
+    table = Table(title="strategy niches")
+    for column in ("family", "programs", "best", "candidate", "key idea of the best"):
+        table.add_column(column, justify="right" if column in ("programs", "best", "candidate")
+                         else "left")
+    for niche in niches:
+        table.add_row(plain(niche.family), str(niche.count), fmt(niche.best_score),
+                      str(niche.best_id), plain(niche.key_idea) or "—")
+    console.print(table)
 
 
 def _failure_table(failures: list[Any], run_dir: Path) -> None:

@@ -21,6 +21,7 @@ from pydantic import (
 from cambrian.config.destinations import parse_destination
 from cambrian.config.judge import JudgeConfig
 from cambrian.config.mutation import MutationConfig
+from cambrian.config.niches import NichesConfig
 from cambrian.config.reflection import ReflectionConfig
 from cambrian.config.strict import StrictModel
 
@@ -464,5 +465,6 @@ class RunConfig(StrictModel):
     prompt_evolution: PromptEvolutionConfig = Field(default_factory=PromptEvolutionConfig)
     trace_feedback: TraceFeedbackConfig = Field(default_factory=TraceFeedbackConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    niches: NichesConfig = Field(default_factory=NichesConfig)  # strategy niches
     # A judged (contest-style) task: compiled, run on generated test cases, scored per case.
     judge: JudgeConfig | None = None

@@ -50,6 +50,7 @@ from cambrian.search.control import RunControl
 from cambrian.search.engine import Evolution
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
 from cambrian.search.hooks import HookServices, case_evaluator
+from cambrian.search.niches.wiring import build_niches, check_niches
 from cambrian.search.novelty import NoveltyIndexing, build_novelty_filter
 from cambrian.search.preflight import Preflight
 from cambrian.search.prelude import FirstProgramHook
@@ -103,6 +104,7 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
                             given_keys=True)
     for kind in ("context_builder", "generator", "evaluator"):
         get_component(kind, getattr(config.search, kind))
+    check_niches(config)
     check_extras(config)  # an optional dependency the config needs, e.g. llama.cpp
 
 
@@ -241,8 +243,10 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     prompt_archive = build_prompt_archive(config, gateway, recorder,
                                           proposer.prompts.default_preamble(), objective,
                                           task.problem_statement or "")
-    hooks.extend(h for h in (tuner, scratchpad, reflection, algorithm_hooks, prompt_archive)
-                 if h is not None)
+    tagger = build_niches(config, selector, gateway, recorder, objective,  # strategy niches
+                          task.language.fence_tag)
+    hooks.extend(h for h in (tuner, scratchpad, reflection, algorithm_hooks, prompt_archive,
+                             tagger) if h is not None)
 
     guidance = GuidanceBoard(recorder, run_dir)
     requests = RequestBuilder(

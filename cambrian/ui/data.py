@@ -18,6 +18,7 @@ from cambrian.core.objective import Objective
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
 from cambrian.search.live_feed import probe
+from cambrian.search.niches.view import niche_map, promote_after
 from cambrian.store.reflections import reflections
 from cambrian.store.store import Store
 
@@ -162,6 +163,9 @@ class OverviewPanels:
     sessions: list[dict[str, Any]]
     active_guidance: str
     paused: bool
+    # Strategy niches, best first: family, count, best_score, best_id, key_idea (of the
+    # best) and elites (ids, best first); empty when the run tagged nothing.
+    niches: list[dict[str, Any]] = field(default_factory=list)
     # Self-reflections, newest last: when, after how many evaluations, the statistics as the
     # LLM read them, its recommendations and the intent weights they give.
     reflections: list[dict[str, Any]] = field(default_factory=list)
@@ -243,6 +247,14 @@ def reflection_items(store: Store, limit: int = 10) -> list[dict[str, Any]]:
             for at, r in reflections(store)[-limit:]]
 
 
+def niche_items(store: Store, objective: Objective) -> list[dict[str, Any]]:
+    """The run's strategy niches (``cambrian/search/niches/view.py``) as JSON-ready dicts."""
+    config = store.runs.info().config
+    return [{"family": n.family, "count": n.count, "best_score": n.best_score,
+             "best_id": n.best_id, "key_idea": n.key_idea, "elites": list(n.elites)}
+            for n in niche_map(store, objective, promote_after(config))]
+
+
 def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
     objective = Objective.of(row.direction)
     counts = store.candidates.count_by_status()
@@ -278,6 +290,7 @@ def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
         sessions=sorted(sessions, key=lambda s: s["at"]),
         active_guidance=latest.text if latest else "",
         paused=proposals_paused(store, row),
+        niches=niche_items(store, objective),
         reflections=reflection_items(store),
     )
 

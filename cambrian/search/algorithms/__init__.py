@@ -1,6 +1,6 @@
 """Built-in search algorithms, one module each; ``search/registry.py`` registers them."""
 
-from cambrian.search.algorithms import adaevolve, baselines, evox, gepa, openevolve, shinka
+from cambrian.search.algorithms import adaevolve, baselines, evox, gepa, niches, openevolve, shinka
 
 BUILTIN_ALGORITHMS = (shinka.SPEC, openevolve.SPEC, gepa.SPEC, adaevolve.SPEC, evox.SPEC,
-                      *baselines.SPECS)
+                      niches.SPEC, *baselines.SPECS)
