@@ -52,12 +52,25 @@ class NicheAware(Protocol):
     def attach_niches(self, inputs: NicheInputs) -> None: ...
 
 
+def tied_ranks(fitness: list[float]) -> np.ndarray:
+    """Rank 1 for the best; equal fitness shares the mean of its ranks (so a tie between two
+    niches is no reason to prefer the one whose name sorts first)."""
+    values = np.asarray(fitness, dtype=float)
+    ranks = np.empty(values.size)
+    order = np.argsort(-values, kind="stable")
+    ranks[order] = np.arange(1, values.size + 1)
+    for value in np.unique(values):
+        tied = values == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
 def niche_probabilities(niches: list[Niche], settings: NichesConfig) -> np.ndarray:
     """Each niche's share of the next parent (see the module's docstring); uniform when every
     weight is 0 (every niche stagnant with ``stagnant_share`` 0)."""
     if not niches:
         return np.zeros(0)
-    ranks = power_law_probabilities([n.best_fitness for n in niches], settings.niche_alpha)
+    ranks = tied_ranks([n.best_fitness for n in niches]) ** -settings.niche_alpha
     weights = np.array([
         rank * (settings.stagnant_share if n.stagnant else 1.0)
         * ((1.0 + settings.new_niche_bonus) if n.is_new(settings.new_niche_proposals) else 1.0)

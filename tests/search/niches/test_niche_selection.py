@@ -97,3 +97,15 @@ def test_without_tags_every_correct_program_is_one_untagged_niche():
     assert sample is not None and sample.parent_id in (1, 2) and sample.guidance == ""
     assert list(sampler.archive(programs).niches) == ["untagged"]
     assert NicheSampler().sample({3: program(3, None)}, np.random.default_rng(0)) is None
+
+
+def test_tied_niches_get_the_same_share():
+    from cambrian.search.niches.sampler import tied_ranks
+
+    assert tied_ranks([5.0, 9.0, 5.0, 1.0]).tolist() == [2.5, 1.0, 2.5, 4.0]
+    programs = {1: program(1, 5.0, children=5), 2: program(2, 5.0, children=5)}
+    archive = build_archive(programs.values(), book_of({1: "greedy", 2: "dp"}).family,
+                            settings(max_age=0, niche_alpha=2.0))
+    p = niche_probabilities(sorted(archive.niches.values(), key=lambda n: n.family),
+                            settings(niche_alpha=2.0))
+    np.testing.assert_allclose(p, [0.5, 0.5])

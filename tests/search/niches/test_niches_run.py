@@ -60,6 +60,7 @@ def test_niches_run_tags_every_correct_program_once_and_resumes_with_its_tags(tm
                          "--search", "niches", *sets)
         assert first.returncode == 0, first.stderr
         tags_before = _tags(run_dir)
+        assert tags_before, "the first session tagged nothing"
         status = cambrian("status", str(run_dir))
         resumed = cambrian("resume", str(run_dir), "-g", "10", "-q")
         assert resumed.returncode == 0, resumed.stderr
