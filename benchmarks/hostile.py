@@ -41,7 +41,16 @@ from hostile_runner import (  # noqa: E402
     processes_with,
     settings,
 )
-from hostile_servers import always_401, always_500, garbage_json, server_case, server_down, too_slow  # noqa: E402
+from hostile_servers import (  # noqa: E402
+    always_401,
+    always_500,
+    garbage_json,
+    one_refusal,
+    retried_then_answered,
+    server_case,
+    server_down,
+    too_slow,
+)
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task  # noqa: E402
 
 from cambrian.core.events import ControlChanged  # noqa: E402
@@ -64,9 +73,11 @@ def hostile_reply(program: str) -> Callable[[list[dict[str, str]], int], str]:
 
 
 def run_candidate(work: Path, program: str, *more: str, env: dict[str, str] | None = None,
-                  model_extra: dict[str, Any] | None = None
+                  model_extra: dict[str, Any] | None = None, evaluator: str | None = None
                   ) -> tuple[subprocess.CompletedProcess[str], Store, ScriptedLLM]:
     task = write_counter_task(work / "task")
+    if evaluator is not None:
+        (task / "evaluate.py").write_text(evaluator)
     with ScriptedLLM(hostile_reply(program)) as llm:
         result = cambrian("run", str(task), "-o", str(work / "run"), "-g", "3",
                           *settings({**llm.model_config(), **(model_extra or {})}, *more),
@@ -85,10 +96,12 @@ def hostile_child(store: Store, program: str) -> Any:
 
 def candidate_case(program: str, check: Callable[[Path, Any, Store], str | None],
                    *more: str, env: dict[str, str] | None = None,
-                   model_extra: dict[str, Any] | None = None) -> Callable[[Path], tuple[bool, str]]:
+                   model_extra: dict[str, Any] | None = None,
+                   evaluator: str | None = None) -> Callable[[Path], tuple[bool, str]]:
+    """``evaluator``: the task's evaluator instead of the counter task's."""
     def run(work: Path) -> tuple[bool, str]:
         result, store, _ = run_candidate(work, program.replace("WORK", str(work)), *more,
-                                         env=env, model_extra=model_extra)
+                                         env=env, model_extra=model_extra, evaluator=evaluator)
         try:
             if result.returncode != 0 or not clean(result):
                 return False, f"exit {result.returncode}: {result.stderr.strip()[-300:]}"
@@ -194,6 +207,16 @@ def none_in_run(work: Path, child: Any, store: Store) -> str | None:
         with contextlib.suppress(OSError):
             os.kill(int(pid), signal.SIGKILL)
     return f"{len(left)} processes still running in the run's folder" if left else None
+
+
+# The program's run() is its score, as in a task whose program computes its own objective.
+SCORE_IS_RUN = """import runpy
+
+
+def evaluate(program_path):
+    value = runpy.run_path(program_path)["run"]()
+    return {"combined_score": value, "public": {"value": {"nested": value}}}
+"""
 
 
 def error_says(*words: str) -> Callable[[Path, Any, Store], str | None]:
@@ -469,6 +492,11 @@ CASES = [
     Case("reply that is not code", reply_case(lambda m, i: "I would rather not.",
                                               refused_not_fatal)),
     Case("reply echoing the API key", reply_case(echo_secret, secret_redacted, with_key=True)),
+    Case("candidate scores 10**400", candidate_case(
+        "VALUE = 10**400", all_of(failed_with("incorrect"), error_says("too large for a float")),
+        evaluator=SCORE_IS_RUN)),
+    Case("server refuses one request (HTTP 400)", one_refusal),
+    Case("server answers 500 twice, then works", retried_then_answered),
     *JUDGED_CASES,
 ]
 

@@ -4,6 +4,8 @@ reopen one (``resume``), run one to its end (``evolve``), and read one (``run_st
 
 from __future__ import annotations
 
+import contextlib
+import os
 import platform
 import shutil
 import subprocess
@@ -16,7 +18,7 @@ from typing import Any
 
 import cambrian
 from cambrian.api.blocking import run_blocking
-from cambrian.config import RunConfig, build_config, read_config_file
+from cambrian.config import ConfigError, RunConfig, build_config, read_config_file
 from cambrian.config.extras import fit_defaults_to_installed
 from cambrian.core.bus import Subscriber
 from cambrian.core.events import ConfigOverridden
@@ -124,22 +126,41 @@ def start(
     providers = providers if providers is not None else build_providers(resolved.llm)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
     claim_folder(target)
-    made_folder = not target.exists()
+    made = make_run_folder(target)
     store: Store | None = None
     try:
         store = Store.open(target, create=True, secrets=configured_secrets(resolved.llm))
         _create_run(store, task, resolved)
         write_config(target, resolved)
         evolution = _build(target, task, resolved, store, providers, subscribers)
-        evolution.folder_before_run = (None if made_folder
+        evolution.folder_before_run = (None if made is not None
                                        else frozenset(p.name for p in target.iterdir()
                                                       if p.name not in _RUN_FILES))
+        evolution.folder_made = made
         return evolution
     except BaseException:
         if store is not None:
             store.close()
-        _remove_run_files(target, made_folder)
+        _remove_run_files(target, made)
         raise
+
+
+def make_run_folder(target: Path) -> Path | None:
+    """Make the run folder and its missing parents; the outermost folder made (``runs/`` for
+    ``runs/task-time`` in a fresh folder), None when the run folder existed. A path under a
+    file, or a folder that cannot be made, is one line."""
+    missing = [folder for folder in (target, *target.parents)
+               if not os.path.lexists(folder)]
+    existing = target.parents[len(missing) - 1] if missing else target
+    if existing.exists() and not existing.is_dir():
+        raise ConfigError(f"the run folder {target} cannot be made: {existing} is a file, "
+                          "not a folder; choose another --run-dir")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"the run folder {target} cannot be made: {exc.strerror} "
+                          f"({exc.filename or target}); choose another --run-dir") from None
+    return missing[-1] if missing else None
 
 
 def claim_folder(target: Path) -> None:
@@ -159,17 +180,20 @@ def claim_folder(target: Path) -> None:
     if holds_run:
         raise RunExists(f"{target} already holds a run; continue it with "
                         f"`cambrian resume {target}`")
-    _remove_run_files(target, made_folder=False)
+    _remove_run_files(target, made=None)
 
 
 _RUN_FILES = (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml")
 
 
-def _remove_run_files(target: Path, made_folder: bool) -> None:
+def _remove_run_files(target: Path, made: Path | None) -> None:
+    """Undo a start that failed: the run's files, and ``made`` (the outermost folder the start
+    made) whole. Never raises: the start's own error is the one to report."""
     for name in _RUN_FILES:
-        (target / name).unlink(missing_ok=True)
-    if made_folder:
-        shutil.rmtree(target, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            (target / name).unlink(missing_ok=True)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def discard_unstarted(evolution: Evolution) -> None:
@@ -179,8 +203,8 @@ def discard_unstarted(evolution: Evolution) -> None:
     evolution.store.close()
     target = evolution.run_dir
     before = evolution.folder_before_run
-    if before is None:
-        shutil.rmtree(target, ignore_errors=True)
+    if before is None:  # the start made the folder (and maybe parents such as runs/)
+        shutil.rmtree(evolution.folder_made or target, ignore_errors=True)
         return
     for entry in target.iterdir():
         if entry.name in before:

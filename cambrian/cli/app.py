@@ -11,6 +11,7 @@ from rich.markup import escape
 from typer.core import TyperArgument, TyperGroup
 
 import cambrian
+from cambrian.cli.terminal_text import printable
 
 
 def _no_type_label(ctx: Any) -> None:
@@ -73,5 +74,7 @@ def pct(value: float | None) -> str:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}")  # plain text: "cambrian[local]" stays
+    # Plain text: "cambrian[local]" stays, and a candidate's error quoted in it cannot drive
+    # the terminal.
+    err.print(f"[bold red]error:[/] {escape(printable(message))}")
     raise typer.Exit(code=code)

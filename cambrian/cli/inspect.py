@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cambrian.cli.app import app, console, fail, fmt, pct
+from cambrian.cli.terminal_text import plain
 from cambrian.store.store import StoreError
 
 
@@ -90,7 +91,7 @@ def _failure_table(failures: list[Any], run_dir: Path) -> None:
     for failure in failures:
         message = " ".join(failure.latest_message.split())
         table.add_row(failure.kind, str(failure.count), str(failure.latest_id),
-                      (message[:160] + "…") if len(message) > 160 else message or "—")
+                      plain((message[:160] + "…") if len(message) > 160 else message) or "—")
     console.print(table)
     console.print(f"A candidate's code, reply, prompt and output: cambrian show {run_dir} ID")
 

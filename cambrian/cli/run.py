@@ -8,12 +8,18 @@ import signal
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cambrian.cli.app import SetOption, app, console, err, fail, fmt
+from cambrian.cli.terminal_text import plain
 from cambrian.config import ConfigError
-from cambrian.core.events import CandidateEvaluated, Event, PreflightNote, RemoteScorerDown
+from cambrian.core.events import (
+    CandidateEvaluated,
+    EnvironmentFailing,
+    Event,
+    PreflightNote,
+    RemoteScorerDown,
+)
 from cambrian.core.outcomes import RunOutcome
 from cambrian.llm.base import LLMError
 from cambrian.search.engine import Evolution, RunAborted, RunSummary
@@ -71,9 +77,11 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
                               f"score {fmt(event.score)}, best {fmt(event.best_score)}")
         elif isinstance(event, RemoteScorerDown):  # shown even with --quiet; the run goes on
             err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
-                      f"{event.candidate_id}; its local score stands. {escape(event.error)}")
+                      f"{event.candidate_id}; its local score stands. {plain(event.error)}")
         elif isinstance(event, PreflightNote):
-            err.print(f"[bold yellow]note:[/] {escape(event.message)}")
+            err.print(f"[bold yellow]note:[/] {plain(event.message)}")
+        elif isinstance(event, EnvironmentFailing):  # shown even with --quiet
+            err.print(f"[bold yellow]warning:[/] {plain(event.message)}")
 
     evolution.subscribe(on_event)
 
@@ -91,7 +99,7 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
 
 
 def _report(summary: RunSummary) -> None:
-    console.print(f"[bold]Stopped:[/] {summary.stop_reason}")
+    console.print(f"[bold]Stopped:[/] {plain(summary.stop_reason)}")
     best = (f"Best score: [bold green]{fmt(summary.best_score)}[/] (candidate {summary.best_id})"
             if summary.best_id is not None else "Best score: none (no correct program yet)")
     console.print(f"Initial score: {fmt(summary.initial_score)}   {best}")

@@ -7,11 +7,11 @@ import difflib
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.rule import Rule
 from rich.syntax import Syntax
 
 from cambrian.cli.app import app, console, fail, fmt
+from cambrian.cli.terminal_text import plain, printable
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.lang.languages import language_by_name
 from cambrian.store.rows import CandidateRow
@@ -51,10 +51,11 @@ def show(
             if prompt:
                 for message in context.messages:
                     console.print(Rule(f"prompt: {message.get('role', '')}"))
-                    console.print(escape(message.get("content", "")), highlight=False)
-            console.print(Rule(f"reply ({context.model}, {context.prompt_tokens} + "
-                               f"{context.completion_tokens} tokens, {context.latency_s:.1f} s)"))
-            console.print(escape(context.response_text or f"(no reply: {context.error})"),
+                    console.print(plain(str(message.get("content", ""))), highlight=False)
+            console.print(Rule(plain(f"reply ({context.model}, {context.prompt_tokens} + "
+                                     f"{context.completion_tokens} tokens, "
+                                     f"{context.latency_s:.1f} s)")))
+            console.print(plain(context.response_text or f"(no reply: {context.error})"),
                           highlight=False)
         evaluation = store.evaluations.latest(row.id)
         if evaluation is not None:
@@ -74,11 +75,11 @@ def _header(row: CandidateRow, store: Store) -> None:
         facts.append(f"reply format {notes['format']}")
     if notes.get("intent"):
         facts.append(f"intent {notes['intent']}")
-    console.print(f"[bold]Candidate {row.id}[/]  " + " · ".join(escape(f) for f in facts))
+    console.print(f"[bold]Candidate {row.id}[/]  " + " · ".join(plain(f) for f in facts))
     if row.description:
-        console.print(f"[italic]{escape(row.description)}[/]")
+        console.print(f"[italic]{plain(row.description)}[/]")
     if row.error:
-        console.print(f"[bold red]error:[/] {escape(row.error)}")
+        console.print(f"[bold red]error:[/] {plain(row.error)}")
 
 
 def _code(source: str, language: str) -> Syntax:
@@ -86,24 +87,24 @@ def _code(source: str, language: str) -> Syntax:
         lexer = language_by_name(language).fence_tag or "text"
     except KeyError:
         lexer = "text"
-    return Syntax(source, lexer, line_numbers=True, word_wrap=True)
+    return Syntax(printable(source), lexer, line_numbers=True, word_wrap=True)
 
 
 def _diff(parent: CandidateRow, child: CandidateRow) -> Syntax:
     lines = difflib.unified_diff((parent.source or "").splitlines(),
                                  (child.source or "").splitlines(),
                                  f"candidate {parent.id}", f"candidate {child.id}", lineterm="")
-    return Syntax("\n".join(lines) or "(no difference)", "diff")
+    return Syntax(printable("\n".join(lines)) or "(no difference)", "diff")
 
 
 def _evaluation(result: EvaluationResult) -> None:
     console.print(f"status {result.status} · score {fmt(result.combined_score)} · "
                   f"{result.duration_s:.2f} s")
     for name, value in sorted(result.public.items()):
-        console.print(f"  {escape(str(name))}: {escape(str(value))}", highlight=False)
+        console.print(f"  {plain(str(name))}: {plain(str(value))}", highlight=False)
     for title, text in (("feedback", result.text_feedback), ("error", result.error),
                         ("stdout", result.stdout), ("stderr", result.stderr)):
         if text.strip():
             tail = text if len(text) <= OUTPUT_TAIL_CHARS else "…" + text[-OUTPUT_TAIL_CHARS:]
             console.print(f"[bold]{title}:[/]")
-            console.print(escape(tail.rstrip()), highlight=False)
+            console.print(plain(tail.rstrip()), highlight=False)

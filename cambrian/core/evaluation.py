@@ -41,7 +41,13 @@ class EvaluationResult:
 
 
 def is_finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A number a float holds (not NaN, inf, or an integer beyond a float's range)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def case_scores(result: EvaluationResult) -> dict[str, float]:

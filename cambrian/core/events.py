@@ -177,6 +177,18 @@ class PreflightNote(Event):
     message: str
 
 
+@event_kind("environment_failing")
+@dataclass(frozen=True)
+class EnvironmentFailing(Event):
+    """The run's evaluations so far all failed (or scored 0) the same way, because of what the
+    evaluation environment lacks (``failure``: "command not found: cargo"): a warning, and the
+    reason the run stops when the first few all do."""
+
+    failure: str
+    evaluations: int
+    message: str
+
+
 @event_kind("containment")
 @dataclass(frozen=True)
 class ContainmentChecked(Event):

@@ -12,7 +12,7 @@ class ProposalOutcome(StrEnum):
     REPLY_REFUSED = "reply_refused"  # the model answered, but no attempt gave a usable program
     PROMPT_TOO_LARGE = "prompt_too_large"
     CALL_FAILED = "call_failed"  # the provider failed after its retries (transient)
-    FATAL = "fatal"  # an error no retry can fix (bad credentials, malformed request)
+    FATAL = "fatal"  # an error no later call can escape (the key is rejected): the run stops
     BUDGET = "budget"  # a budget cap forbade the call
     REJECTED = "rejected"  # a valid program refused by a child filter (novelty, ...)
     RECYCLED = "recycled"  # refused for re-adding what its lineage deleted
@@ -22,7 +22,10 @@ class CallFailure(StrEnum):
     """How a provider call failed, as the gateway classifies it."""
 
     TRANSIENT = "transient"  # timeouts, rate limits, 5xx: retried, then given up
-    BAD_REQUEST = "bad_request"  # the request is wrong: retrying cannot help
+    # The request is wrong: retrying it cannot help, but another request may pass (HTTP 400 on
+    # one prompt): that proposal fails and the run goes on; if every request is refused, the
+    # stall rule stops the run (every recent call failed: exit 5).
+    BAD_REQUEST = "bad_request"
     AUTH = "auth"  # missing or rejected credentials
     CONTEXT_OVERFLOW = "context_overflow"  # the prompt does not fit the window
     MALFORMED_REPLY = "malformed_reply"  # the server answered with something unreadable
@@ -31,7 +34,7 @@ class CallFailure(StrEnum):
     @property
     def fatal(self) -> bool:
         """Whether the run cannot go on with this model (every later call would fail too)."""
-        return self in (CallFailure.BAD_REQUEST, CallFailure.AUTH)
+        return self is CallFailure.AUTH
 
 
 class RunOutcome(Enum):

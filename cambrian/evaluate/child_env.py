@@ -2,10 +2,19 @@
 
 Kept from Cambrian's environment: PATH, LANG, LANGUAGE, LC_*, TZ, TERM, the Python variables
 that change how a program runs (PYTHONPATH, PYTHONHOME, PYTHONHASHSEED, PYTHONIOENCODING,
-PYTHONUTF8, PYTHONWARNINGS), VIRTUAL_ENV, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES and, without a
-scratch folder, HOME and TMPDIR. With a scratch folder, HOME is the scratch folder and TMPDIR
-a folder inside it. Then the numeric thread caps and PYTHONFAULTHANDLER, then what the caller
-passes explicitly (a task's `evaluation.env`), which wins.
+PYTHONUTF8, PYTHONWARNINGS), VIRTUAL_ENV, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES, the variables
+that say where a toolchain lives (RUSTUP_HOME, RUSTUP_TOOLCHAIN, PYENV_ROOT, PYENV_VERSION,
+JAVA_HOME, GOROOT) and, without a scratch folder, HOME and TMPDIR. With a scratch folder, HOME
+is the scratch folder and TMPDIR a folder inside it; a toolchain found under the real HOME by
+default (rustup's ~/.rustup, pyenv's ~/.pyenv) gets its variable set to that folder, so it is
+still found; so is the folder of Cambrian's embedded models (CAMBRIAN_MODELS_DIR), which an
+evaluator scoring a prompt with the embedded model reads. Then the numeric thread caps and PYTHONFAULTHANDLER, then what the caller passes
+explicitly (a task's `evaluation.env`), which wins.
+
+`toolchain_paths` names the folders of PATH (and those toolchain homes) the sandbox user could
+not reach on its own (a toolchain installed in /root, which only root may enter): the sandbox
+exposes them read-only, so `cargo` under ~/.cargo/bin runs inside the sandbox as it does
+outside. The home folder itself is never exposed whole.
 
 Secret values (the values of every configured `api_key_env`, registered once per process with
 `register_secret_values`, plus any passed per call) never reach the child: a variable whose
@@ -16,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -39,7 +49,15 @@ ALLOWED_NAMES = frozenset({
     "PATH", "LANG", "LANGUAGE", "TZ", "TERM",
     "PYTHONPATH", "PYTHONHOME", "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONUTF8",
     "PYTHONWARNINGS", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+    "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "PYENV_ROOT", "PYENV_VERSION", "JAVA_HOME", "GOROOT",
+    "CAMBRIAN_MODELS_DIR",
 })
+# A toolchain's variable -> its folder under HOME when the variable is unset: kept pointing at
+# the real home's folder once HOME is the scratch folder.
+TOOLCHAIN_HOMES: dict[str, str] = {"RUSTUP_HOME": ".rustup", "PYENV_ROOT": ".pyenv",
+                                   # the embedded models' weights (llm/model_files.py), read-only:
+                                   # an evaluator may run one (examples/prompt_classifier)
+                                   "CAMBRIAN_MODELS_DIR": ".cache/cambrian/models"}
 ALLOWED_WITHOUT_SCRATCH = frozenset({"HOME", "TMPDIR"})
 ALLOWED_PREFIXES = ("LC_",)
 SCRATCH_TMP_DIRNAME = ".tmp"
@@ -80,6 +98,10 @@ def build_child_env(
     has_scratch = scratch_dir is not None
     env = {name: value for name, value in source.items() if _allowed(name, has_scratch)}
     if scratch_dir is not None:
+        real_home = source.get("HOME")
+        for name, folder in TOOLCHAIN_HOMES.items():
+            if name not in env and real_home and os.path.isdir(os.path.join(real_home, folder)):
+                env[name] = os.path.join(real_home, folder)
         env["HOME"] = str(scratch_dir)
         env["TMPDIR"] = str(scratch_tmp_dir(scratch_dir))
     env.update(DEFAULT_CHILD_ENV)
@@ -95,3 +117,35 @@ def build_child_env(
             log.warning("not passing %s to the sandboxed command: its value holds a secret", name)
             del env[name]
     return env
+
+
+def _others_may_enter(path: str) -> bool:
+    """Whether a user who is neither owner nor group may list ``path`` and reach it (every
+    folder above it lets others through)."""
+    try:
+        if os.stat(path).st_mode & (stat.S_IROTH | stat.S_IXOTH) != (stat.S_IROTH | stat.S_IXOTH):
+            return False
+        return all(os.stat(parent).st_mode & stat.S_IXOTH for parent in Path(path).parents)
+    except OSError:
+        return False
+
+
+def toolchain_paths(env: Mapping[str, str], home: str | None = None) -> list[str]:
+    """Folders of ``env``'s PATH, and the toolchain homes it names (TOOLCHAIN_HOMES), that the
+    sandbox user cannot reach by itself: what the sandbox exposes read-only so that a tool
+    installed in a home folder runs contained. Relative entries, ``/``, and the home folder
+    (``home``, default Cambrian's HOME) or a folder above it are never named: exposing them
+    would expose every file of the home (keys, credentials)."""
+    home = os.path.realpath(home or os.environ.get("HOME") or "/root")
+    entries = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry]
+    entries += [env[name] for name in TOOLCHAIN_HOMES if env.get(name)]
+    found: list[str] = []
+    for entry in entries:
+        if not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real == "/" or home == real or home.startswith(real.rstrip("/") + "/"):
+            continue
+        if real not in found and not _others_may_enter(real):
+            found.append(real)
+    return found

@@ -52,19 +52,26 @@ class _Converter:
             self.notes.append(text)
 
     def convert(self, value: Any, path: str, depth: int = 0) -> Any:
-        if value is None or isinstance(value, (bool, str, int)):
+        if value is None or isinstance(value, (bool, str)):
             return value
-        if isinstance(value, float):
-            if math.isfinite(value):
+        if isinstance(value, int) and abs(value) <= sys.float_info.max:
+            return value
+        if isinstance(value, (int, float)):
+            if isinstance(value, float) and math.isfinite(value):
                 return value
-            # Shallow paths (metrics and public values) decide the score: always kept.
+            # NaN, inf, or an integer no float holds (10**400; over 4300 digits it would not
+            # even be written as JSON). Shallow paths (metrics and public values) decide the
+            # score: always kept.
+            shown = repr(value) if isinstance(value, float) else (
+                f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits "
+                "(too large for a float)")
             if depth <= 2 or len(self.non_finite) < MAX_NOTES:
-                self.non_finite[path] = repr(value)
-            self._note(f"{path} was {value!r}; stored as null")
+                self.non_finite[path] = shown
+            self._note(f"{path} was {shown}; stored as null")
             return None
-        if depth >= MAX_DEPTH:
-            self._note(f"{path} is nested deeper than {MAX_DEPTH} levels; stored as its repr")
-            return repr(value)[:1000]
+        if depth >= MAX_DEPTH:  # its repr could recurse as deep again: only its type is kept
+            self._note(f"{path} is nested deeper than {MAX_DEPTH} levels; stored as a note")
+            return f"[a {type(value).__name__} nested deeper than {MAX_DEPTH} levels]"
         if isinstance(value, dict):
             return {
                 str(key): self.convert(item, f"{path}.{key}", depth + 1)

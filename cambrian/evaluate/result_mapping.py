@@ -2,10 +2,15 @@
 EvaluationResult, rejecting malformed output with an error that says what and where.
 
 Shared rules: a status of "ok" always carries a finite combined_score. A NaN/inf
-score makes the result "incorrect"; a missing or non-numeric one makes it
-"invalid_output". For non-ok results combined_score stays None so that nothing
-downstream can rank a failed program; a score the evaluator did report is kept
+score, or an integer too large for a float (10**400), makes the result "incorrect"; a missing
+or non-numeric one makes it "invalid_output". For non-ok results combined_score stays None so
+that nothing downstream can rank a failed program; a score the evaluator did report is kept
 in extra["reported_combined_score"].
+
+Whatever a candidate returns is tamed before it is read (``tame``): a number no float holds
+(NaN, inf, an integer beyond a float's range) becomes null and is named, so it decides the
+score as NaN does; nesting deeper than MAX_METRIC_DEPTH becomes a short text. Nothing a
+candidate returns can make the mapping raise.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 import math
 import os
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,11 @@ VALIDITY_KEYS = ("validity", "valid", "is_valid")
 COMMAND_RESERVED_KEYS = frozenset(
     {"combined_score", "public", "private", "text_feedback", "extra_data"}
 )
+MAX_METRIC_DEPTH = 64
+# Integer literals longer than this are not parsed (Python refuses over 4300 digits, and any
+# integer over 309 digits is beyond a float anyway).
+MAX_INT_DIGITS = 400
+MAX_NAMED_VALUES = 50  # non-finite values named one by one; shallow ones always are
 
 
 class OutputRejected(Exception):
@@ -46,6 +57,52 @@ class OutputRejected(Exception):
 
 def invalid(message: str) -> OutputRejected:
     return OutputRejected("invalid_output", message)
+
+
+@dataclass(frozen=True)
+class OversizedInt:
+    """An integer literal of a result file too long to parse (``read_json_object``)."""
+
+    digits: int
+
+
+def _json_int(text: str) -> int | OversizedInt:
+    digits = len(text.lstrip("-"))
+    return OversizedInt(digits) if digits > MAX_INT_DIGITS else int(text)
+
+
+def _unrepresentable(value: Any) -> str | None:
+    """How to name a number no float holds (None: a float holds it, or it is no number)."""
+    if isinstance(value, OversizedInt):
+        return f"an integer of {value.digits} digits (too large for a float)"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and abs(value) > sys.float_info.max:
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        return f"an integer of about {digits} digits (too large for a float)"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return None
+
+
+def tame(value: Any, path: str, named: dict[str, str], depth: int = 0) -> Any:
+    """``value`` with every number no float holds replaced by None (and named in ``named``,
+    keyed by its path, as module_runner names NaN), and nesting deeper than MAX_METRIC_DEPTH
+    replaced by a short text: what is left can be compared, formatted and stored."""
+    unusable = _unrepresentable(value)
+    if unusable is not None:
+        if depth <= 2 or len(named) < MAX_NAMED_VALUES:
+            named.setdefault(path, unusable)
+        return None
+    if isinstance(value, (dict, list)) and depth >= MAX_METRIC_DEPTH:
+        return f"[nested deeper than {MAX_METRIC_DEPTH} levels]"
+    if isinstance(value, dict):
+        return {str(key): tame(item, f"{path}.{key}", named, depth + 1)
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [tame(item, f"{path}[{index}]", named, depth + 1)
+                for index, item in enumerate(value)]
+    return value
 
 
 @dataclass
@@ -119,12 +176,14 @@ def read_json_object(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as error:
         raise invalid(f"{path} is not UTF-8 text: {error}") from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as error:
         raise invalid(
             f"{path} is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}; "
             f"it starts with {text[:120]!r}"
         ) from None
+    except RecursionError:
+        raise invalid(f"{path} nests its JSON too deeply to be read") from None
     if not isinstance(value, dict):
         raise invalid(f"{path} must hold a JSON object ({{...}}), but holds {describe(value)}")
     return value
@@ -224,12 +283,12 @@ def map_module_payload(payload: dict[str, Any], where: str) -> EvaluationResult:
     draft = ResultDraft()
     if "invalid_return" in payload:
         return draft.finish("invalid_output", error=f"{where}: {payload['invalid_return']}")
-    metrics = payload.get("metrics")
+    non_finite: dict[str, str] = dict(payload.get("non_finite") or {})
+    metrics = tame(payload.get("metrics"), "metrics", non_finite)
     if not isinstance(metrics, dict):
         return draft.finish(
             "invalid_output", error=f"{where}: no metrics dict in the runner's output"
         )
-    non_finite: dict[str, str] = payload.get("non_finite") or {}
     try:
         draft.private = optional_dict(metrics, "private", where)
         draft.text_feedback = feedback_text(metrics.get("text_feedback"), where)
@@ -251,12 +310,15 @@ def map_module_payload(payload: dict[str, Any], where: str) -> EvaluationResult:
             }
         if others:
             draft.extra["other_metrics"] = capped(others, "other metrics")
-        artifacts = payload.get("artifacts")
+        artifacts = tame(payload.get("artifacts"), "artifacts", non_finite)
         if isinstance(artifacts, dict) and artifacts:
             draft.extra["artifacts"] = capped(artifacts, "artifacts")
             draft.text_feedback = _append(draft.text_feedback, _artifact_feedback(artifacts))
-        if payload.get("notes"):
-            draft.extra["notes"] = list(payload["notes"])
+        notes = [str(note) for note in payload.get("notes") or []]
+        notes += [f"{path} was {what}; stored as null" for path, what in non_finite.items()
+                  if path not in (payload.get("non_finite") or {})]
+        if notes:
+            draft.extra["notes"] = notes
 
         invalid_flag = reported_invalid(metrics)
         if (("correct" in metrics and not metrics["correct"]) or metrics.get("error")
@@ -289,12 +351,12 @@ def _map_cascade(payload: dict[str, Any], where: str) -> EvaluationResult:
                         "text_feedback": own.text_feedback, "error": own.error,
                         "duration_s": float(stage.get("duration_s") or 0.0)})
     result.extra["stages"] = records
-    cascade = payload.get("cascade")
+    cascade = tame(payload.get("cascade"), "cascade", {})
     if isinstance(cascade, dict):
         result.extra["cascade"] = cascade
         if "stopped_after" in cascade and result.status == "ok":
             score = cascade.get("score")
-            shown = "no score" if score is None else f"its score {score:.6g}"
+            shown = f"its score {score:.6g}" if _is_number(score) else "no score"
             result.text_feedback = _append(
                 result.text_feedback,
                 f"[cascade] stopped after {cascade['stopped_after']}: {shown} is under the "
@@ -366,7 +428,7 @@ class CorrectnessReport:
 def read_correct_json(path: Path) -> CorrectnessReport | None:
     if not os.path.lexists(path):
         return None
-    report = read_json_object(path)
+    report = tame(read_json_object(path), "correct", {})
     if "correct" not in report:
         raise invalid(
             f'{path} has no \'correct\' key; expected {{"correct": true|false, "error": ...}}'
@@ -395,6 +457,11 @@ def map_command_results(results_dir: Path) -> EvaluationResult:
         return draft.finish(rejection.status, error=rejection.message)
 
     where = str(metrics_path)
+    non_finite: dict[str, str] = {}
+    metrics = tame(metrics, "metrics", non_finite)
+    if non_finite:
+        draft.extra["notes"] = [f"{path} was {what}; stored as null"
+                                for path, what in non_finite.items()]
     try:
         draft.public = optional_dict(metrics, "public", where)
         draft.private = optional_dict(metrics, "private", where)
@@ -411,7 +478,8 @@ def map_command_results(results_dir: Path) -> EvaluationResult:
         if "combined_score" not in metrics:
             raise invalid(f"{where} has no 'combined_score' key; its keys are {sorted(metrics)}")
         where_score = where if report is not None else f"{where} (and there is no correct.json)"
-        score = require_finite_score(metrics["combined_score"], where_score)
+        score = require_finite_score(metrics["combined_score"], where_score,
+                                     non_finite.get("metrics.combined_score"))
     except OutputRejected as rejection:
         return draft.finish(rejection.status, error=rejection.message)
     return draft.finish("ok", score)

@@ -57,6 +57,7 @@ from cambrian.evaluate.child_env import (  # noqa: F401 - re-exported for caller
     DEFAULT_CHILD_ENV,
     THREAD_CAP_ENV,
     build_child_env,
+    toolchain_paths,
 )
 from cambrian.evaluate.containment import (
     DEFAULT_POLICY,
@@ -297,11 +298,14 @@ async def run_sandboxed(
     if scratch is not None:
         prepare_scratch(scratch)
     child_env = build_child_env(env, scratch_dir=scratch, secret_values=secret_values)
+    # A toolchain on PATH installed where the sandbox user cannot go (~/.cargo/bin) is exposed
+    # read-only, as the interpreter's folders are.
+    readable = [*read_only_paths, *(toolchain_paths(child_env) if scratch is not None else ())]
     report_read, report_write = os.pipe()
     config = shim_config(
         argv=argv, cwd=Path(cwd).resolve(), scratch=scratch, env=child_env,
         timeout_s=timeout_s, memory_limit_mb=memory_limit_mb, cpu_time_limit_s=cpu_limit,
-        read_only_paths=read_only_paths, policy=policy, report_fd=report_write,
+        read_only_paths=readable, policy=policy, report_fd=report_write,
         hidden_paths=[Path(path).resolve() for path in hidden_paths],
     )
     loop = asyncio.get_running_loop()

@@ -3,6 +3,7 @@ providers are wrapped in the retry policy; local ones are not (nothing transient
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -10,6 +11,9 @@ from cambrian.config import LLMConfig, ModelConfig
 from cambrian.llm.base import LLMAuthError, LLMProvider
 from cambrian.llm.providers import PROVIDERS, ProviderSpec
 from cambrian.llm.retry import RetryingProvider, RetryPolicy
+
+log = logging.getLogger(__name__)
+_warned_keyless: set[tuple[str, str]] = set()
 
 
 def key_env_name(config: ModelConfig) -> str | None:
@@ -32,6 +36,8 @@ def configured_secrets(config: LLMConfig) -> tuple[str, ...]:
 def _api_key(config: ModelConfig, spec: ProviderSpec) -> str | None:
     env_name = key_env_name(config)
     key = (os.environ.get(env_name) or None) if env_name else None  # an empty value is none
+    if key is None and config.api_key_env and config.base_url is not None:
+        _warn_keyless(config, config.api_key_env)
     if key is None and spec.key_required and config.base_url is None:
         if spec.name == "openai":
             raise LLMAuthError(
@@ -40,6 +46,17 @@ def _api_key(config: ModelConfig, spec: ProviderSpec) -> str | None:
         raise LLMAuthError(
             f"model '{config.label}' needs an API key: set the environment variable {env_name}")
     return key
+
+
+def _warn_keyless(config: ModelConfig, env_name: str) -> None:
+    """A variable the config names for the key is unset: the server gets no key. Said once per
+    model and variable (a server that needs one then answers 401: the run stops, exit 5)."""
+    if (config.label, env_name) in _warned_keyless:
+        return
+    _warned_keyless.add((config.label, env_name))
+    log.warning("warning: model '%s' has no API key: api_key_env names %s, which is not set "
+                "(or empty), so its calls to %s carry none", config.label, env_name,
+                config.base_url)
 
 
 def build_provider(config: ModelConfig, retries: RetryPolicy,

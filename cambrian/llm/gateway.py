@@ -4,7 +4,8 @@ One place does, for every call (mutations, novelty judge, scratchpad, prompt rew
 brief, first program, algorithm hooks, tuning targets): the budget check, the model-label lookup
 (an unknown label is a configuration error naming the setting), the model's capabilities
 (grammar, context window, local or remote), the call itself, the classification of a failure,
-the cap on the reply kept, and the ledger record of messages, reply, tokens, cost and latency.
+the cap on the reply kept, and the ledger record of messages, reply, tokens, cost and latency
+(one row per request sent: an attempt that failed and was retried is a row of its own).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from cambrian.llm.base import (
     Message,
 )
 from cambrian.llm.providers import PROVIDERS
+from cambrian.llm.retry import ATTEMPT_FAILED, FailedAttempt
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewContext
 
@@ -162,6 +164,14 @@ class LLMGateway:
         if request.params.grammar is not None and not caps.grammar:
             request = replace(request, params=replace(request.params, grammar=None))
         self.calls_in_flight += 1
+
+        def attempt_failed(attempt: FailedAttempt) -> None:  # a retried attempt: a row too
+            error = (f"{type(attempt.error).__name__}: {attempt.error} (attempt "
+                     f"{attempt.number} of {attempt.of}; retried)")
+            self._record(self._context(purpose, caps, request, None, error, parent_context_id,
+                                       latency_s=attempt.latency_s))
+
+        listening = ATTEMPT_FAILED.set(attempt_failed)
         try:
             response = await self.providers[caps.label].complete(request)
         except LLMError as exc:
@@ -170,6 +180,7 @@ class LLMGateway:
                 purpose, caps, request, None, error, parent_context_id))
             return CallResult(None, context_id, error, classify(exc))
         finally:
+            ATTEMPT_FAILED.reset(listening)
             self.calls_in_flight -= 1
         response, dropped = self._capped(response)
         context_id = self._record(self._context(
@@ -198,7 +209,7 @@ class LLMGateway:
     @staticmethod
     def _context(purpose: str, caps: Capabilities, request: LLMRequest,
                  response: LLMResponse | None, error: str, parent_context_id: int | None,
-                 dropped: int = 0) -> NewContext:
+                 dropped: int = 0, latency_s: float = 0.0) -> NewContext:
         usage = response.usage if response is not None else None
         return NewContext(
             purpose=purpose, model=caps.label, provider=caps.provider,
@@ -209,7 +220,7 @@ class LLMGateway:
             completion_tokens=usage.completion_tokens if usage else 0,
             cached_tokens=usage.cached_prompt_tokens if usage else 0,
             cost_usd=response.cost_usd if response else 0.0,
-            latency_s=response.latency_s if response else 0.0,
+            latency_s=response.latency_s if response else latency_s,
             error=error, parent_context_id=parent_context_id, response_dropped_chars=dropped)
 
 

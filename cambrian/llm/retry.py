@@ -2,7 +2,9 @@
 
 Providers never retry on their own (their SDKs are built with ``max_retries=0``); this wrapper
 is the single place that decides. Only errors marked ``retryable`` (timeouts, rate limits,
-unavailability) are retried; a bad request fails on the first attempt.
+unavailability) are retried; a bad request fails on the first attempt. Each attempt that failed
+and is retried is told to ``ATTEMPT_FAILED`` (set by the gateway, which records it in the
+ledger: every request a server was sent is a ledger row, not only the last of a call's).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -22,6 +25,22 @@ from cambrian.llm.base import LLMError, LLMProvider, LLMRateLimited, LLMRequest,
 logger = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class FailedAttempt:
+    """One attempt of a call that failed and is tried again."""
+
+    error: LLMError
+    number: int  # 1-based
+    of: int  # the policy's max_attempts
+    latency_s: float
+
+
+# Told of each failed attempt that is retried, in the calling task's context (the gateway's
+# ledger record); None: nobody is listening (a provider used outside the gateway).
+ATTEMPT_FAILED: ContextVar[Callable[[FailedAttempt], None] | None] = ContextVar(
+    "cambrian_attempt_failed", default=None)
 
 
 @dataclass(frozen=True)
@@ -98,12 +117,22 @@ class RetryingProvider:
         return await check() if check is not None else None
 
     async def complete(self, request: LLMRequest) -> RetriedResponse:
+        started = time.perf_counter()
+
+        def failed(state: RetryCallState) -> None:
+            self._log_retry(state)
+            error = state.outcome.exception() if state.outcome is not None else None
+            report = ATTEMPT_FAILED.get()
+            if report is not None and isinstance(error, LLMError):
+                report(FailedAttempt(error, state.attempt_number, self._policy.max_attempts,
+                                     time.perf_counter() - started))
+
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._policy.max_attempts),
             retry=retry_if_exception(_is_retryable),
             wait=self._wait_s,
             sleep=self._sleep,
-            before_sleep=self._log_retry,
+            before_sleep=failed,
             reraise=True,
         )
         attempts = 0
@@ -111,6 +140,7 @@ class RetryingProvider:
             async for attempt in retrying:
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
+                    started = time.perf_counter()
                     response = await self._inner.complete(request)
         except LLMError as error:
             if error.retryable:

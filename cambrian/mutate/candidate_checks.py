@@ -34,20 +34,21 @@ class Refusal:
 
 async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: str,
                            response: LLMResponse, *, new_method_asked: bool = False,
-                           step_function: str | None = None,
+                           step_function: str | None = None, max_tokens: int | None = None,
                            ) -> tuple[str, str, dict[str, Any]] | Refusal:
     """(source, description, notes) of the child, or why the reply cannot be used
     (``new_method_asked``: the proposal named a method to implement, which must be called;
     ``step_function``: the improvement-step function an ``improve_step`` proposal asked for,
-    which the child must change)."""
+    which the child must change; ``max_tokens``: the reply limit the request asked for, named
+    when a cut reply is refused)."""
     language = task.language
     try:
         patch = apply_reply(fmt, parent_source, response.text, language)
         check_immutable_unchanged(parent_source, patch.source)
     except PatchError as exc:
-        return _refusal(exc.message, exc.kind, response)
+        return _refusal(exc.message, exc.kind, response, max_tokens)
     except BlockError as exc:
-        return _refusal(str(exc), RefusalKind.OUTSIDE_BLOCKS, response)
+        return _refusal(str(exc), RefusalKind.OUTSIDE_BLOCKS, response, max_tokens)
     notes: dict[str, Any] = {"format": fmt, "edits": patch.n_edits,
                              "apply_notes": list(patch.notes)}
     if response.truncated:  # cut at the token limit, yet complete enough to apply
@@ -82,7 +83,20 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     return source, patch.description, notes
 
 
-def _refusal(message: str, kind: RefusalKind, response: LLMResponse) -> Refusal:
+def _refusal(message: str, kind: RefusalKind, response: LLMResponse,
+             max_tokens: int | None) -> Refusal:
     if response.truncated:
-        message = f"reply hit the {response.usage.completion_tokens}-token limit; {message}"
+        message = f"{truncation(response.usage.completion_tokens, max_tokens)}; {message}"
     return Refusal(message, kind)
+
+
+def truncation(completion_tokens: int, max_tokens: int | None) -> str:
+    """Why a reply stopped at its length, with the limit the request set (the server's count of
+    the reply's tokens is not the limit: a server may stop short of it)."""
+    if max_tokens is None:
+        return f"reply was cut off at its length limit after {completion_tokens} tokens"
+    if 0 < completion_tokens < max_tokens:
+        return (f"reply was cut off after {completion_tokens} tokens, under the "
+                f"{max_tokens}-token limit asked for (the server's own cap or the model's "
+                "context window stopped it)")
+    return f"reply hit the {max_tokens}-token limit"

@@ -162,7 +162,8 @@ class Proposer:
                 self.task, self.recorder.store, request.parent.source, fmt, response,
                 new_method_asked=bool(request.tags.get(STRATEGY_NOTE)),
                 step_function=(request.tags.get(FOCUS_NOTE)
-                               if request.tags.get("intent") == "improve_step" else None))
+                               if request.tags.get("intent") == "improve_step" else None),
+                max_tokens=params.max_tokens)
             if not isinstance(made, Refusal):
                 source, description, notes = made
                 return await self._filter_and_record(request, arm, call.context_id,

@@ -48,6 +48,7 @@ from cambrian.search.commit import Committer
 from cambrian.search.context import LoopCounters, Progress, RunContext
 from cambrian.search.control import RunControl
 from cambrian.search.engine import Evolution
+from cambrian.search.environment_watch import EnvironmentWatch
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
 from cambrian.search.hooks import HookServices, case_evaluator
 from cambrian.search.niches.wiring import build_niches, check_niches
@@ -212,7 +213,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         if strategies is not None:
             strategies.add(brief_approaches(store))
 
-    queue = EvaluationQueue(ctx, executor, committer, hooks)
+    queue = EvaluationQueue(ctx, executor, committer, hooks, EnvironmentWatch(ctx))
     hooks.append(Preflight(ctx, queue))
     comprehension = ProblemComprehension(
         config.comprehension, task, gateway, recorder,

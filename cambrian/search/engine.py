@@ -75,6 +75,9 @@ class Evolution:
         # The entries of the run folder before this run was created in it (None: the run made
         # the folder), so that a run stopped by its preflight removes only what it wrote.
         self.folder_before_run: frozenset[str] | None = None
+        # The outermost folder the start made for the run (the run folder, or a parent such as
+        # runs/ it made too): what a run stopped by its preflight removes when it made one.
+        self.folder_made: Path | None = None
 
     # ------------------------------------------------------------------ views
 

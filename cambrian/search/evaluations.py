@@ -14,17 +14,21 @@ from cambrian.evaluate.executor import EvaluationExecutor, EvaluationJob, Evalua
 from cambrian.evaluate.task_files import TaskFilesChanged
 from cambrian.search.commit import Committer
 from cambrian.search.context import RunAborted, RunContext
+from cambrian.search.environment_watch import EnvironmentWatch
 from cambrian.store.candidates import source_hash
 from cambrian.store.rows import CandidateRow
 
 
 class EvaluationQueue:
     def __init__(self, ctx: RunContext, executor: EvaluationExecutor, committer: Committer,
-                 hooks: list[LoopHook]) -> None:
+                 hooks: list[LoopHook], watch: EnvironmentWatch | None = None) -> None:
+        """``watch``: told of every committed evaluation; it stops the run when the first few
+        all failed because of the evaluation environment."""
         self.ctx = ctx
         self.executor = executor
         self.committer = committer
         self.hooks = hooks
+        self.watch = watch
         self._in_flight: dict[str, asyncio.Future[EvaluationResult]] = {}
 
     async def evaluate(self, row: CandidateRow) -> None:
@@ -54,6 +58,8 @@ class EvaluationQueue:
                 raise RunAborted(str(exc), RunOutcome.TASK_CHANGED) from None
             self.committer.evaluation(row, outcome.result, outcome.worker)
             future.set_result(outcome.result)
+            if self.watch is not None:
+                self.watch.observe(outcome.result)
         finally:
             self._in_flight.pop(digest, None)
             if not future.done():

@@ -35,7 +35,7 @@ _VERDICT_KINDS = {"CE": "compile error", "TLE": "time limit", "MLE": "memory lim
 _PROPOSAL_KINDS = {ProposalOutcome.REPLY_REFUSED: "reply refused",
                    ProposalOutcome.PROMPT_TOO_LARGE: "prompt too large",
                    ProposalOutcome.CALL_FAILED: "LLM call failed",
-                   ProposalOutcome.FATAL: "LLM call refused (credentials or request)"}
+                   ProposalOutcome.FATAL: "LLM call refused (credentials)"}
 
 
 def failure_kind(row: FailureRow) -> str:

@@ -144,11 +144,20 @@ def _find_initial(root: Path, configured: str | None, required: bool,
     )
 
 
-def _read_initial(initial: Path) -> str:
+def read_task_text(path: Path, what: str) -> str:
+    """A text file of the task folder; one line naming it when it is not UTF-8 text (a binary
+    file under a program's or an evaluator's name) or cannot be read."""
     try:
-        source = initial.read_text()
-    except UnicodeDecodeError:
-        raise TaskError(f"{initial} is not a UTF-8 text file") from None
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{path} ({what}) is not a UTF-8 text file: {exc.reason} at byte "
+                        f"{exc.start}") from None
+    except OSError as exc:
+        raise TaskError(f"cannot read {path} ({what}): {exc.strerror}") from None
+
+
+def _read_initial(initial: Path) -> str:
+    source = read_task_text(initial, "the initial program")
     if not source.strip():
         raise TaskError(f"{initial} is empty")
     try:
@@ -193,11 +202,11 @@ def _find_problem(root: Path, configured: str | None) -> str | None:
         path = root / configured
         if not path.is_file():
             raise TaskError(f"task.problem_statement names '{configured}', which is not a file in {root}")
-        return path.read_text()
+        return read_task_text(path, "the problem statement")
     for name in PROBLEM_NAMES:
         path = root / name
         if path.is_file():
-            return path.read_text()
+            return read_task_text(path, "the problem statement")
     return None
 
 
@@ -314,7 +323,7 @@ def _read_step_score(root: Path, configured: str | None) -> str | None:
     if not path.is_file():
         raise TaskError(f"mutation.improve_score names '{configured}', which is not a file in "
                         f"{root}")
-    return path.read_text()
+    return read_task_text(path, "mutation.improve_score")
 
 
 def _evaluator_docstring(evaluator: Path) -> str | None:
@@ -342,10 +351,14 @@ def _judged_task(root: Path, config: RunConfig) -> Path:
 
 def _evaluator_and_contract(root: Path, config: RunConfig) -> tuple[Path, str]:
     evaluator = _find_evaluator(root, config.task.evaluator)
+    source = read_task_text(evaluator, "the evaluator")
     try:
-        parse_python(evaluator.read_text(), filename=str(evaluator))
+        parse_python(source, filename=str(evaluator))
     except SyntaxError as exc:
-        raise TaskError(f"{evaluator} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        raise TaskError(f"{evaluator} has a syntax error{where}: {exc.msg}") from None
+    except ValueError as exc:  # null bytes, on Pythons that do not call it a syntax error
+        raise TaskError(f"{evaluator} is not Python source: {exc}") from None
     if config.evaluation.contract == "auto":
         try:
             contract = detect_contract(evaluator)

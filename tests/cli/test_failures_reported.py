@@ -143,10 +143,13 @@ def test_a_malformed_body_is_retried_then_reported_in_one_line(tmp_path: Path):
     assert result.returncode == RunOutcome.LLM_UNREACHABLE.exit_code, result.stderr
     assert server.calls >= 2  # retried
     store = Store.open(tmp_path / "run")
-    errors = {c.error for c in store.contexts.list()}
-    assert errors and all("LLMMalformedReply" in e and "gave up after 2 attempts" in e
-                          for e in errors)
+    errors = [c.error for c in store.contexts.list()]
     store.close()
+    assert len(errors) == server.calls  # each request a ledger row, retried ones too
+    assert all("LLMMalformedReply" in e for e in errors)
+    given_up = [e for e in errors if "gave up after 2 attempts" in e]
+    retried = [e for e in errors if "(attempt 1 of 2; retried)" in e]
+    assert given_up and len(given_up) == len(retried) == len(errors) // 2
     status = cambrian("status", str(tmp_path / "run"))
     assert "LLM call failed" in status.stdout and "LLMMalformedReply" in status.stdout
 
