@@ -16,7 +16,7 @@ from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.containment import containment_report, missing_mechanisms
 from cambrian.evaluate.missing_module import missing_module, missing_module_advice
-from cambrian.lang.syntax import check_syntax
+from cambrian.mutate.file_checks import syntax_error_files
 from cambrian.search.context import RunAborted, RunContext
 from cambrian.search.evaluations import EvaluationQueue
 from cambrian.task.blocks import BlockError, parse_regions
@@ -87,7 +87,7 @@ class Preflight(LoopHook):
 
     def _check_source(self, source: str) -> None:
         language = self.ctx.task.language
-        error = check_syntax(source, language)
+        error = syntax_error_files("", source, language)  # each file, beside the others
         if error is not None:
             raise RunAborted(f"the initial program does not parse as {language.name}: {error}",
                              RunOutcome.NOTHING_EVALUATED,

@@ -221,6 +221,10 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
     program_files: tuple[str, ...] = ()
     if settings.files:
         program_files, entry = _listed_files(root, settings.files, settings.initial_program)
+        if len(program_files) > 1 and "improve_step" in config.mutation.types:
+            raise TaskError("mutation.types lists improve_step, which wires a step into a "
+                            "one-file program; a program of several files (task.files) "
+                            "cannot take it")
         initial: Path | None = root / entry
         source: str | None = _read_program_files(root, program_files)
     else:

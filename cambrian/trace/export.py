@@ -8,9 +8,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from cambrian.task.program_files import is_bundle, split_files
 from cambrian.trace.layout import (
     FORMAT,
     META_FILE,
+    ONE_FILE_SCHEMA_VERSION,
     SCHEMA_VERSION,
     blob_path,
     dumps_row,
@@ -42,9 +44,16 @@ class _BlobWriter:
 
 
 def _candidate_row(candidate: CandidateRecord, blobs: _BlobWriter) -> dict[str, Any]:
+    """A candidate's row; a program of several files names each file's blob (a text shared
+    by many candidates is written once), its ``source_sha256`` the hash of the whole."""
     row = asdict(candidate)
     source = row.pop("source")
-    row["source_sha256"] = blobs.put(source) if source is not None else None
+    if source is not None and is_bundle(source):
+        row["source_sha256"] = sha256_text(source)
+        row["files"] = [{"path": f.path, "sha256": blobs.put(f.text)}
+                        for f in split_files(source)]
+    else:
+        row["source_sha256"] = blobs.put(source) if source is not None else None
     return row
 
 
@@ -89,7 +98,8 @@ def export_trace(source: Trace | str | Path, out_dir: str | Path) -> Path:
         _write_jsonl(table_path(root, name), rows)
     meta = {
         "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": (SCHEMA_VERSION if any("files" in row for row in tables["candidates"])
+                           else ONE_FILE_SCHEMA_VERSION),
         "producer": "cambrian",
         "framework": trace.run.framework,
         "counts": {name: len(rows) for name, rows in tables.items()},

@@ -4,7 +4,8 @@
 
     meta.json                 format name, schema version, row counts
     runs.jsonl                one row per run
-    candidates.jsonl          source referenced by ``source_sha256``
+    candidates.jsonl          source referenced by ``source_sha256``; a program of several files
+                              by ``files`` ([{path, sha256}], schema 2), each text a blob
     evaluations.jsonl
     edges.jsonl
     contexts.jsonl            message texts by ``content_sha256``, reply by ``response_sha256``
@@ -22,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "evotrace-jsonl"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # the newest written and read
+# A trace without programs of several files is written as schema 1, which older readers read.
+ONE_FILE_SCHEMA_VERSION = 1
 META_FILE = "meta.json"
 BLOB_DIR = "blobs"
 TABLES = ("runs", "candidates", "evaluations", "edges", "contexts", "environments")

@@ -21,6 +21,7 @@ from cambrian.trace.extras import EXTRAS_DIR, TAXONOMY_FILE, TUNING_FILE
 from cambrian.trace.extras import extras_dir as default_extras_dir
 from cambrian.trace.loading import load_trace
 from cambrian.trace.model import Trace
+from cambrian.trace.report_files import files_section
 from cambrian.trace.report_reflections import reflections_section
 from cambrian.trace.static import StaticReport, analyse_static
 
@@ -159,6 +160,9 @@ def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
         _taxonomy_section(extras_dir),
         _tuning_section(extras_dir),
     ]
+    files = files_section(trace)  # programs of several files
+    if files is not None:
+        sections.append(files)
     reflected = reflections_section(trace)  # a Cambrian run's self-reflections
     if reflected is not None:
         sections.append(reflected)

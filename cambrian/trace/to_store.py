@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.store.store import STORE_FILENAME, Store
+from cambrian.task.program_files import is_bundle
 from cambrian.trace.loading import load_trace
 from cambrian.trace.model import Trace
 
@@ -104,6 +105,7 @@ def _write(store: Store, trace: Trace) -> None:
     renumbered = any(str(candidate_ids[i]) != i for i in order)
     for candidate_id in sorted(order, key=lambda i: candidate_ids[i]):
         candidate = trace.candidate(candidate_id)
+        several = candidate.source is not None and is_bundle(candidate.source)
         notes = dict(candidate.notes)
         if renumbered:
             notes["trace_id"] = candidate.id
@@ -114,12 +116,15 @@ def _write(store: Store, trace: Trace) -> None:
             "parent_id": candidate_ids[parent_id] if parent_id is not None else None,
             "operator": candidate.operator,
             "status": candidate.status.value,
-            "source": candidate.source, "source_hash": candidate.source_sha256,
+            "source": None if several else candidate.source,
+            "source_hash": candidate.source_sha256,
             "language": candidate.language, "description": candidate.description,
             "model": candidate.model,
             "context_id": context_ids.get(candidate.context_id) if candidate.context_id else None,
             "score": candidate.score, "error": candidate.error, "notes_json": _dumps(notes),
             "created_at": candidate.created_at})
+        if several:  # kept as its files, each text once (store/blobs.py)
+            store.candidates.put_files(candidate_ids[candidate.id], candidate.source or "")
 
     evaluation_ids = _numbering([e.id for e in trace.evaluations])
     for evaluation in sorted(trace.evaluations, key=lambda e: evaluation_ids[e.id]):

@@ -16,6 +16,7 @@ from pygments.util import ClassNotFound
 from cambrian.core.status import CandidateStatus
 from cambrian.store.rows import CandidateRow, ContextRow
 from cambrian.store.store import Store
+from cambrian.ui.file_views import FileEntry, file_diffs, file_tree
 
 _FORMATTER = HtmlFormatter(cssclass="highlight", linenos="table")
 MAX_DIFF_LINES = 4000
@@ -58,6 +59,10 @@ class CandidateView:
     lineage: list[int]
     guidance: list[dict[str, Any]] = field(default_factory=list)
     targets: dict[str, str] = field(default_factory=dict)  # active targeted guidance
+    # A program of several files: its file tree, and a diff per changed file (file_views.py).
+    files: list[FileEntry] = field(default_factory=list)
+    parent_file_diffs: list[tuple[str, list[DiffLine]]] = field(default_factory=list)
+    against_file_diffs: list[tuple[str, list[DiffLine]]] = field(default_factory=list)
 
     @property
     def refusal(self) -> str:
@@ -148,6 +153,12 @@ def candidate_view(store: Store, candidate_id: int, against_id: int | None = Non
                    "target": g.target, "change": g.change_text, "active": g.text}
                   for g in history],
         targets=active,
+        files=file_tree(row.source, parent.source if parent else None, row.language,
+                        highlighted),
+        parent_file_diffs=file_diffs(parent.source, row.source, f"candidate {parent.id}",
+                                     f"candidate {row.id}", diff_lines) if parent else [],
+        against_file_diffs=file_diffs(against.source, row.source, f"candidate {against.id}",
+                                      f"candidate {row.id}", diff_lines) if against else [],
     )
 
 

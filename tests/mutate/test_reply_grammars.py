@@ -244,3 +244,30 @@ def test_problem_brief_grammar(vocab_model: object) -> None:
     brief, error = parse_brief(reply)
     assert brief is not None and error == ""
     assert brief.sections["CONSTRAINTS"] == ["circles inside the square", "no two circles overlap"]
+
+
+FILES = ("pkg/a.py", "pkg/b.py")
+
+
+@needs_llama
+@pytest.mark.parametrize("fmt", ["diff", "full", "function"])
+def test_per_file_grammars_compile(fmt: str) -> None:
+    assert _native_parse_ok(grammar_for(fmt, PYTHON, blocks=1, files=FILES))
+    assert _native_parse_ok(grammar_for(fmt, PYTHON, blocks=0, files=FILES))
+
+
+def test_a_per_file_grammar_wants_the_file_before_each_part(vocab_model: object) -> None:
+    diff = grammar_for("diff", PYTHON, blocks=1, files=FILES)
+    edit = "<<<<<<< SEARCH\n    x = 1\n=======\n    x = 2\n>>>>>>> REPLACE\n"
+    assert _accepts(vocab_model, diff, "Bump both.\npkg/a.py\n" + edit + "pkg/b.py\n" + edit + edit)
+    assert _accepts(vocab_model, diff, "pkg/b.py\n" + edit)
+    assert not _accepts(vocab_model, diff, "Bump.\n" + edit)  # no file named
+    assert not _accepts(vocab_model, diff, "pkg/c.py\n" + edit)  # not a file that can change
+    function = grammar_for("function", PYTHON, blocks=1, files=FILES)
+    code = "```python\ndef f(x):\n    return x\n```\n"
+    assert _accepts(vocab_model, function, "Simpler.\npkg/a.py\n" + code + "pkg/b.py\n" + code)
+    assert not _accepts(vocab_model, function, "pkg/a.py\n" + code + "Done.")
+    full = grammar_for("full", PYTHON, blocks=1, files=FILES)
+    block = "```python\n# EVOLVE-BLOCK-START\nx = 1\n# EVOLVE-BLOCK-END\n```\n"
+    assert _accepts(vocab_model, full, "pkg/b.py\n" + block)
+    assert not _accepts(vocab_model, full, "pkg/b.py\n```python\nx = 1\n```\n")  # no marker

@@ -11,89 +11,24 @@ import sys
 from pathlib import Path
 
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.several_files import run_package
 from support.store_queries import sql
 
 from cambrian.api import best, resume, start
 from cambrian.store.store import Store
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "package_py"
-
-TWO_FILES = """Sort the longest jobs first and place each on the least loaded machine
-schedule/order.py
-<<<<<<< SEARCH
-    return list(range(len(times)))
-=======
-    return sorted(range(len(times)), key=lambda job: -times[job])
->>>>>>> REPLACE
-schedule/assign.py
-<<<<<<< SEARCH
-    machine_of = [0] * len(times)
-    for position, job in enumerate(order):
-        machine_of[job] = position % machines
-=======
-    machine_of = [0] * len(times)
-    loads = [0.0] * machines
-    for job in order:
-        machine = min(range(machines), key=lambda m: loads[m])
-        machine_of[job] = machine
-        loads[machine] += times[job]
->>>>>>> REPLACE
-"""
-
-REWRITE = """Place each job on the least loaded machine
-schedule/assign.py
-```python
-# EVOLVE-BLOCK-START
-def assign_jobs(times, order, machines):
-    loads = [0.0] * machines
-    machine_of = [0] * len(times)
-    for job in order:
-        machine_of[job] = min(range(machines), key=lambda m: loads[m])
-        loads[machine_of[job]] += times[job]
-    return machine_of
-# EVOLVE-BLOCK-END
-```
-"""
-
-ONE_FILE = """Place the shortest jobs first
-schedule/order.py
-<<<<<<< SEARCH
-    return list(range(len(times)))
-=======
-    return sorted(range(len(times)), key=lambda job: times[job])
->>>>>>> REPLACE
-"""
+CPP_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cpp_header"
 
 
 def test_a_reply_changing_two_files_is_stored_evaluated_and_written_whole(tmp_path: Path):
-    task = shutil.copytree(EXAMPLE, tmp_path / "task")
-    prompts: list[str] = []
-    diffs: list[int] = []
-
-    def reply(messages: list[dict[str, str]], index: int) -> str:
-        if "## Current program" not in messages[-1]["content"]:
-            return "APPROACHES:\n1. longest processing time first\n"  # the problem brief
-        prompts.append(messages[-1]["content"])
-        if "SEARCH" not in prompts[-1].split("## Your task")[-1]:
-            return REWRITE  # a full rewrite was asked for: one file's block
-        diffs.append(index)
-        return TWO_FILES if len(diffs) == 1 else ONE_FILE
-
-    with ScriptedLLM(reply) as llm:
-        evolution = start(task, run_dir=tmp_path / "run", overrides=[
-            "evolution.generations=2", "llm.models=[" + json.dumps(llm.model_config()) + "]",
-            "novelty.enabled=false", "meta.enabled=false", "evolution.max_parallel_evaluations=1",
-            "mutation.types=[local_fix]"])
-        try:
-            summary = asyncio.run(evolution.run())
-        finally:
-            evolution.store.close()
+    run_dir, replies = run_package(tmp_path)
+    prompts = replies.prompts
     # The prompt showed each file under its path and asked for the file before each edit.
     assert "### schedule/order.py\n```python" in prompts[0]
     assert "### schedule/__init__.py (cannot change)" in prompts[0]
     assert "write the path of its file alone on a line" in prompts[0]
 
-    store = Store.open(tmp_path / "run")
+    store = Store.open(run_dir)
     child = next(r for r in store.candidates.list() if r.description.startswith("Sort"))
     files = {f.path: f.text for f in store.candidates.blobs.files(child.id)}
     assert list(files) == ["schedule/__init__.py", "schedule/order.py", "schedule/assign.py"]
@@ -103,13 +38,14 @@ def test_a_reply_changing_two_files_is_stored_evaluated_and_written_whole(tmp_pa
     assert files["schedule/__init__.py"] == initial["schedule/__init__.py"]
     # Evaluated on both changed files: longest-first on the least loaded machine is near 1.
     assert child.status == "correct" and child.score is not None and child.score > 0.95
-    assert summary.initial_score is not None and child.score > summary.initial_score
+    initial_score = store.candidates.get(1).score
+    assert initial_score is not None and child.score > initial_score
     # Every text is stored once: the unchanged __init__.py is shared by all three programs.
     held, named = store.candidates.blobs.stored_chars()
     assert held < named
     store.close()
 
-    written = best(tmp_path / "run", tmp_path / "out")
+    written = best(run_dir, tmp_path / "out")
     assert written.candidate_id == child.id
     assert written.path == tmp_path / "out" / "schedule" / "__init__.py"
     for path, text in files.items():
@@ -123,7 +59,7 @@ def test_a_reply_changing_two_files_is_stored_evaluated_and_written_whole(tmp_pa
         sys.path.remove(str(tmp_path / "out"))
         for name in [n for n in sys.modules if n == "schedule" or n.startswith("schedule.")]:
             del sys.modules[name]
-    best_dir = tmp_path / "run" / "best"
+    best_dir = run_dir / "best"
     assert (best_dir / "schedule" / "assign.py").read_text() == files["schedule/assign.py"]
 
 
@@ -155,3 +91,49 @@ def test_a_store_from_before_several_files_opens_and_resumes(tmp_path: Path):
         after = [(r.id, r.source) for r in store.candidates.list()]
         assert after[:len(before)] == before and len(after) > len(before)
         assert sql(store, "SELECT COUNT(*) FROM candidate_files").fetchone()[0] == 0
+
+
+CPP_REPLY = """Rank by value per weight and keep filling after an item that does not fit
+knapsack.hpp
+<<<<<<< SEARCH
+    return static_cast<double>(item.value);
+=======
+    return static_cast<double>(item.value) / static_cast<double>(item.weight);
+>>>>>>> REPLACE
+solver.cpp
+<<<<<<< SEARCH
+        if (used + items[index].weight > capacity) break;
+=======
+        if (used + items[index].weight > capacity) continue;
+>>>>>>> REPLACE
+"""
+
+
+def test_a_cpp_header_and_source_changed_by_one_reply_compile_together(tmp_path: Path):
+    task = shutil.copytree(CPP_EXAMPLE, tmp_path / "task")
+
+    def reply(messages: list[dict[str, str]], index: int) -> str:
+        content = messages[-1]["content"]
+        assert "### knapsack.hpp\n```cpp" in content and "### solver.cpp\n```cpp" in content
+        return CPP_REPLY
+
+    with ScriptedLLM(reply) as llm:
+        evolution = start(task, run_dir=tmp_path / "run", overrides=[
+            "evolution.generations=1", "llm.models=[" + json.dumps(llm.model_config()) + "]",
+            "novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false",
+            "mutation.types=[local_fix]"])
+        try:
+            summary = asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    with Store.open(tmp_path / "run") as store:
+        child = store.candidates.get(2)
+        files = {f.path: f.text for f in store.candidates.blobs.files(child.id)}
+    assert list(files) == ["solver.cpp", "knapsack.hpp"]
+    assert "/ static_cast<double>(item.weight)" in files["knapsack.hpp"]
+    assert "capacity) continue;" in files["solver.cpp"]
+    assert summary.initial_score is not None and summary.initial_score < 0.92
+    assert child.status == "correct" and child.score is not None and child.score > 0.97
+    written = best(tmp_path / "run")
+    assert written.path == tmp_path / "run" / "best" / "solver.cpp"
+    assert (tmp_path / "run" / "best" / "knapsack.hpp").read_text() == files["knapsack.hpp"]

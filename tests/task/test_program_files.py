@@ -110,3 +110,11 @@ def test_the_cpp_example_has_a_header_and_a_source(tmp_path: Path):
     task = load_task(root, build_config([task_config_layer(root)]))
     assert task.files == ("solver.cpp", "knapsack.hpp") and task.language.name == "cpp"
     assert (task.initial_source or "").startswith("// ==> solver.cpp <==\n")
+
+
+def test_the_improvement_step_needs_a_one_file_program(tmp_path: Path):
+    root = shutil.copytree(EXAMPLES / "package_py", tmp_path / "package_py")
+    layer = task_config_layer(root)
+    layer["mutation"] = {"types": ["local_fix", "improve_step"]}
+    with pytest.raises(TaskError, match="cannot take it"):
+        load_task(root, build_config([layer]))

@@ -44,15 +44,20 @@ def _read(store: Store) -> Trace:
         code_version=info.code_version, task_dir=info.task_dir, created_at=info.created_at,
         program_filename=store.meta.get("program_filename"),
     )
+    rows = store.raw.read("candidates", order_by="id")
+    # A program of several files is kept as its files (store/blobs.py).
+    bundles = store.candidates.blobs.bundles(
+        [r["id"] for r in rows if r["source"] is None and r["source_hash"] is not None])
     candidates = [
         CandidateRecord(
             id=str(r["id"]), iteration=r["generation"], island=r["island"],
             parent_id=_id(r["parent_id"]), operator=r["operator"], status=r["status"],
-            source=r["source"], language=r["language"], description=r["description"],
+            source=r["source"] if r["source"] is not None else bundles.get(r["id"]),
+            language=r["language"], description=r["description"],
             model=r["model"], context_id=_id(r["context_id"]), score=r["score"],
             error=r["error"], notes=_json(r["notes_json"]), created_at=r["created_at"],
         )
-        for r in store.raw.read("candidates", order_by="id")
+        for r in rows
     ]
     evaluations = [
         EvaluationRecord(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from cambrian.task.program_files import bundle_of
 from cambrian.trace.layout import FORMAT, META_FILE, SCHEMA_VERSION, blob_path, table_path
 from cambrian.trace.model import (
     CandidateRecord,
@@ -65,6 +66,14 @@ def read_meta(root: Path) -> dict[str, Any]:
     return meta
 
 
+def _bundle(blobs: _BlobReader, files: list[dict[str, str]], digest: str | None) -> str:
+    """The program text of a candidate exported as its files."""
+    source = bundle_of((f["path"], blobs.get(f["sha256"]) or "") for f in files)
+    if digest is not None and sha256_text(source) != digest:
+        raise TraceFormatError(f"the files of a candidate do not make its program {digest}")
+    return source
+
+
 def read_exported_trace(path: str | Path) -> Trace:
     root = Path(path)
     read_meta(root)
@@ -74,7 +83,8 @@ def read_exported_trace(path: str | Path) -> Trace:
         raise TraceFormatError(f"{root} holds {len(runs)} runs; a trace folder holds exactly one")
     candidates = []
     for row in _rows(root, "candidates"):
-        row["source"] = blobs.get(row.pop("source_sha256"))
+        digest, files = row.pop("source_sha256"), row.pop("files", None)
+        row["source"] = blobs.get(digest) if files is None else _bundle(blobs, files, digest)
         candidates.append(CandidateRecord(**row))
     contexts = []
     for row in _rows(root, "contexts"):
