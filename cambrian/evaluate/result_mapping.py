@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cambrian.core.evaluation import EvalStatus, EvaluationResult, is_finite_number
+from cambrian.evaluate.case_feedback import CASES_KEY, read_cases
 
 MAX_RESULT_FILE_BYTES = 8 * 1024 * 1024
 MAX_EXTRA_FIELD_BYTES = 256 * 1024
@@ -34,12 +35,12 @@ MAX_ARTIFACT_FEEDBACK_CHARS = 2_000
 MAX_ERROR_CHARS = 4_000
 
 MODULE_RESERVED_KEYS = frozenset(
-    {"combined_score", "public", "private", "text_feedback", "correct", "error"}
+    {"combined_score", "public", "private", "text_feedback", "correct", "error", CASES_KEY}
 )
 # OpenEvolve evaluators report an invalid program as validity 0 (often with no error key).
 VALIDITY_KEYS = ("validity", "valid", "is_valid")
 COMMAND_RESERVED_KEYS = frozenset(
-    {"combined_score", "public", "private", "text_feedback", "extra_data"}
+    {"combined_score", "public", "private", "text_feedback", "extra_data", CASES_KEY}
 )
 MAX_METRIC_DEPTH = 64
 # Integer literals longer than this are not parsed (Python refuses over 4300 digits, and any
@@ -261,6 +262,14 @@ def reported_invalid(metrics: dict[str, Any]) -> str | None:
     return None
 
 
+def _add_cases(draft: ResultDraft, value: Any, where: str) -> None:
+    """The per-example results (``case_feedback.py``) into extra, their count into feedback."""
+    cases, line = read_cases(value, where)
+    if cases:
+        draft.extra[CASES_KEY] = capped(cases, "cases")
+    draft.text_feedback = _append(draft.text_feedback, line)
+
+
 def _append(text: str, addition: str) -> str:
     return f"{text}\n{addition}" if text and addition else text or addition
 
@@ -292,6 +301,7 @@ def map_module_payload(payload: dict[str, Any], where: str) -> EvaluationResult:
     try:
         draft.private = optional_dict(metrics, "private", where)
         draft.text_feedback = feedback_text(metrics.get("text_feedback"), where)
+        _add_cases(draft, metrics.get(CASES_KEY), where)
         top_level_numeric = {
             key: value
             for key, value in metrics.items()
@@ -466,6 +476,7 @@ def map_command_results(results_dir: Path) -> EvaluationResult:
         draft.public = optional_dict(metrics, "public", where)
         draft.private = optional_dict(metrics, "private", where)
         draft.text_feedback = feedback_text(metrics.get("text_feedback"), where)
+        _add_cases(draft, metrics.get(CASES_KEY), where)
         if "extra_data" in metrics:
             draft.extra["extra_data"] = capped(metrics["extra_data"], "extra_data")
         others = {k: v for k, v in metrics.items() if k not in COMMAND_RESERVED_KEYS}

@@ -1,6 +1,13 @@
 """The languages Cambrian ships. Anything not listed maps to ``GENERIC``, which still supports
 EVOLVE-BLOCK markers (they accept any common comment syntax) and the ``diff``/``full`` reply
-formats."""
+formats.
+
+The text artifacts (``text=True``: plain text, markdown, YAML, JSON) have no definitions parser,
+so the whole-function format, focused edits, setting lines and the improvement step are never
+offered for them; YAML and JSON are checked by parsing. Their EVOLVE-BLOCK markers: a line of
+its own in plain text (``EVOLVE-BLOCK-START``), an HTML comment in markdown
+(``<!-- EVOLVE-BLOCK-START -->``), a ``#`` comment in YAML; JSON has no comments, so a JSON
+file evolves whole. A file without markers evolves whole, as a program does."""
 
 from __future__ import annotations
 
@@ -13,7 +20,14 @@ from cambrian.lang.definitions import (
     rust_function,
 )
 from cambrian.lang.language import Language
-from cambrian.lang.syntax_checks import c_syntax, cpp_syntax, python_syntax, rust_syntax
+from cambrian.lang.syntax_checks import (
+    c_syntax,
+    cpp_syntax,
+    json_syntax,
+    python_syntax,
+    rust_syntax,
+    yaml_syntax,
+)
 from cambrian.lang.toolchain import cpp_toolchain, python_toolchain, rust_toolchain
 
 C_BLOCK = ("/*", "*/")
@@ -59,6 +73,14 @@ JULIA = Language("julia", (".jl",), "#", ("#=", "=#"), ("julia", "jl"))
 LUA = Language("lua", (".lua",), "--", ("--[[", "]]"), ("lua",))
 SHELL = Language("shell", (".sh", ".bash", ".zsh"), "#", None, ("bash", "sh", "shell", "zsh"))
 GENERIC = Language("generic", (), "#", None, ())
+TEXT = Language("text", (".txt", ".text", ".prompt"), None, None, ("text", "txt", "plaintext"),
+                text=True)
+MARKDOWN = Language("markdown", (".md", ".markdown"), None, ("<!--", "-->"), ("markdown", "md"),
+                    text=True)
+YAML = Language("yaml", (".yaml", ".yml"), "#", None, ("yaml", "yml"), syntax_check=yaml_syntax,
+                text=True)
+JSON = Language("json", (".json",), None, None, ("json",), syntax_check=json_syntax, text=True)
 
 BUILTIN_LANGUAGES: tuple[Language, ...] = (
-    PYTHON, CPP, C, RUST, JAVASCRIPT, TYPESCRIPT, GO, JULIA, LUA, SHELL, GENERIC)
+    PYTHON, CPP, C, RUST, JAVASCRIPT, TYPESCRIPT, GO, JULIA, LUA, SHELL, GENERIC,
+    TEXT, MARKDOWN, YAML, JSON)

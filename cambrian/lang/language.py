@@ -51,17 +51,26 @@ class Language:
     # A regular expression for lines that stay above the EVOLVE-BLOCK when an LLM-written first
     # program has no markers (imports, includes); None: the block starts at the first line.
     header_line: str | None = None
+    # A text artifact (a prompt, a document, a config), not a program: prompts speak of a text
+    # and of its wording, never of functions, algorithms or speed (``mutate/text_artifacts.py``).
+    text: bool = False
 
     @property
     def fence_tag(self) -> str:
         """The tag Cambrian puts after ``` (empty for the generic language)."""
         return self.fence_tags[0] if self.fence_tags else ""
 
+    @property
+    def noun(self) -> str:
+        """What prompts call one candidate: "program", or "text" for a text artifact."""
+        return "text" if self.text else "program"
+
     def comment(self, text: str) -> str:
-        """``text`` as a one-line comment in this language."""
+        """``text`` as a one-line comment in this language; a language without comments (plain
+        text) writes it as a line of its own, which is how its EVOLVE-BLOCK markers look."""
         if self.line_comment:
             return f"{self.line_comment} {text}"
         if self.block_comment:
             opener, closer = self.block_comment
             return f"{opener} {text} {closer}"
-        return f"# {text}"
+        return text

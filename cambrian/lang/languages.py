@@ -12,18 +12,23 @@ from cambrian.lang.builtin import (
     GENERIC,
     GO,
     JAVASCRIPT,
+    JSON,
     JULIA,
     LUA,
+    MARKDOWN,
     PYTHON,
     RUST,
     SHELL,
+    TEXT,
     TYPESCRIPT,
+    YAML,
     C,
 )
 from cambrian.lang.language import Language
 
-__all__ = ["C", "CPP", "GENERIC", "GO", "JAVASCRIPT", "JULIA", "LUA", "LANGUAGES", "Language",
-           "PYTHON", "RUST", "SHELL", "TYPESCRIPT", "as_language", "language_by_name",
+__all__ = ["C", "CPP", "GENERIC", "GO", "JAVASCRIPT", "JSON", "JULIA", "LUA", "LANGUAGES",
+           "Language", "MARKDOWN", "PYTHON", "RUST", "SHELL", "TEXT", "TYPESCRIPT", "YAML",
+           "as_language", "language_by_name",
            "language_for_fence_tag", "language_for_path", "register_language",
            "registered_languages"]
 

@@ -3,11 +3,13 @@
 Each language names its check (``Language.syntax_check``): Python is compiled in-process, C and
 C++ go through ``gcc``/``g++ -fsyntax-only`` and Rust through ``rustc --emit=metadata``; when a
 compiler is missing or times out the check is skipped (None), since the evaluation will report
-the problem anyway. Languages without a check are not checked.
+the problem anyway. YAML and JSON text artifacts (configs) are parsed in-process. Languages
+without a check (plain text, markdown) are not checked.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,6 +17,8 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 COMPILER_TIMEOUT_S = 30.0
 MAX_REPORTED_ERRORS = 3
@@ -114,3 +118,26 @@ READS_INCLUDES: dict[Callable[[str], str | None], Callable[[str, str], str | Non
                                                   folder),
     c_syntax: lambda source, folder: _gcc_error(source, "gcc", ["-x", "c"], folder),
 }
+
+
+def yaml_syntax(source: str) -> str | None:
+    """Whether every document of ``source`` parses as YAML (comments, markers included, are
+    YAML comments)."""
+    try:
+        for _ in yaml.safe_load_all(source):
+            pass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        return f"{where}{exc.problem or exc.context or 'not valid YAML'}"
+    except yaml.YAMLError as exc:
+        return str(exc).splitlines()[0] if str(exc) else "not valid YAML"
+    return None
+
+
+def json_syntax(source: str) -> str | None:
+    try:
+        json.loads(source)
+    except json.JSONDecodeError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    return None

@@ -101,6 +101,11 @@ def get_spec(name: str) -> LocalModelSpec:
 
 
 def models_dir() -> Path:
+    """``CAMBRIAN_MODELS_DIR``, else ``models`` in Cambrian's cache folder (``CAMBRIAN_CACHE``,
+    default ``~/.cache/cambrian``). A sandboxed evaluation is given CAMBRIAN_MODELS_DIR
+    (``evaluate/child_env.py``), as its HOME is its scratch folder."""
+    if os.environ.get("CAMBRIAN_MODELS_DIR"):
+        return Path(os.environ["CAMBRIAN_MODELS_DIR"]).expanduser()
     cache = os.environ.get("CAMBRIAN_CACHE") or str(Path.home() / ".cache" / "cambrian")
     return Path(cache).expanduser() / "models"
 

@@ -17,6 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 from cambrian.config import PromptConfig
 from cambrian.core.components import register_component
 from cambrian.llm.base import Message
+from cambrian.mutate import text_artifacts
+from cambrian.mutate.failed_examples import MAX_SHOWN_CASES, cases_section, reflection_instruction
 from cambrian.mutate.file_prompts import has_fixed_files, program_listing
 from cambrian.mutate.file_replies import reply_shape
 from cambrian.mutate.focus import focused_instruction
@@ -47,6 +49,9 @@ class ProgramView:
     public: dict[str, Any] = field(default_factory=dict)
     text_feedback: str = ""
     error: str = ""
+    # Per-example results its evaluator reported (evaluate/case_feedback.py): the failed ones
+    # are shown for the model to reflect on (failed_examples.py).
+    cases: tuple[dict[str, Any], ...] = ()
 
 
 @runtime_checkable
@@ -118,6 +123,8 @@ class PromptBuilder:
     # ------------------------------------------------------------------ fixed part
 
     def default_preamble(self) -> str:
+        if self.task.language.text:
+            return text_artifacts.preamble(self.task.language.name, self.better)
         return (f"You are an expert {self.task.language.name} programmer. You improve a program "
                 f"step by step; each version is run and scored ({self.better} score is better).")
 
@@ -142,10 +149,13 @@ class PromptBuilder:
             brief = self.brief if brief_chars is None else truncate_middle(self.brief, brief_chars)
             if brief:
                 parts.append("## Problem brief (an analysis of the statement)\n" + brief)
-        parts.append(
-            "Only the code between the EVOLVE-BLOCK-START and EVOLVE-BLOCK-END markers may change; "
-            "everything else is fixed."
-        )
+        if not self.task.language.text:
+            parts.append(
+                "Only the code between the EVOLVE-BLOCK-START and EVOLVE-BLOCK-END markers may "
+                "change; everything else is fixed."
+            )
+        elif evolve_block_count(self.task.initial_source or ""):
+            parts.append(text_artifacts.blocks_sentence())
         return "\n\n".join(parts)
 
     # ------------------------------------------------------------------ sections
@@ -168,8 +178,9 @@ class PromptBuilder:
         return "\n".join(lines)
 
     def _inspiration(self, program: ProgramView, blocks_only: bool) -> str:
-        title = f"### Program {program.id} (score {program.score:.6g})" if program.score is not None \
-            else f"### Program {program.id}"
+        noun = self.task.language.noun.capitalize()
+        title = f"### {noun} {program.id} (score {program.score:.6g})" if program.score is not None \
+            else f"### {noun} {program.id}"
         listing = program_listing(program.source, self.task.language, blocks_only=blocks_only)
         return f"{title}\n{listing}"
 
@@ -206,16 +217,20 @@ class PromptBuilder:
         if intent == "tuning":
             targets = tuning_targets_text(parent.source, self.task.language)
             task_text += "\n" + targets if targets else ""
+        noun = self.task.language.noun
+        if self.task.language.text:
+            task_text = text_artifacts.task_text(intent, kind, strategy) or task_text
         blocks, files = reply_shape(parent.source)  # files: those a reply to several may name
         settings = offers_setting_lines(fmt, parent.source, self.task.language)
-        instructions = (
-            f"## Your task\n{task_text}\n\n"
-            f"{format_instructions(fmt, self.task.language.name, blocks, settings, files)}"
-        )
-        current = f"## Current program\n{program_listing(parent.source, self.task.language)}"
+        reply_format = format_instructions(fmt, self.task.language.name, blocks, settings, files)
+        instructions = f"## Your task\n{task_text}\n\n{reply_format}"
+        reflective = f"## Your task\n{task_text}\n{reflection_instruction(noun)}\n\n{reply_format}"
+        current = f"## Current {noun}\n{program_listing(parent.source, self.task.language)}"
+        cases = parent.cases if self.config.show_text_feedback else ()
 
         # Variants from richest to leanest; the first that fits wins.
         feedback_levels = [self.config.max_feedback_chars, self.config.max_feedback_chars // 3, 0]
+        case_levels = [MAX_SHOWN_CASES, 2, 0]  # failed examples shown, shrinking with feedback
         # (statement chars, brief chars): the statement shrinks first, as the brief condenses it.
         problem_levels: list[tuple[int | None, int | None]] = [
             (None, None), (4000, None), (1500, None), (0, None), (0, 800), (0, 0)]
@@ -225,13 +240,17 @@ class PromptBuilder:
         note_levels = [len(notes), min(len(notes), 1), 0]
 
         def render(problem: tuple[int | None, int | None], feedback: int, n_insp: int,
-                   blocks_only: bool, n_notes: int, summarised: bool = False):
+                   blocks_only: bool, n_notes: int, n_cases: int = 0, summarised: bool = False):
             system = self.system_message(problem[0], preamble, problem[1])
-            shown = current if not summarised else "## Current program\n" + program_listing(
+            shown = current if not summarised else f"## Current {noun}\n" + program_listing(
                 parent.source, self.task.language, summarise_fixed=True)
             sections = [shown, "## Its evaluation\n" + self._metrics(parent, feedback)]
+            failures = cases_section(cases, n_cases)
+            if failures:
+                sections.append(failures)
             if n_insp:
-                label = "## The other program" if kind == "cross" else "## Other programs for inspiration"
+                label = (f"## The other {noun}" if kind == "cross"
+                         else f"## Other {noun}s for inspiration")
                 sections.append(label + "\n" + "\n\n".join(
                     self._inspiration(p, blocks_only) for p in inspirations[-n_insp:]
                 ))
@@ -239,13 +258,14 @@ class PromptBuilder:
                 sections.append("## Notes from earlier attempts\n" + "\n".join(
                     f"- {n}" for n in notes[:n_notes]
                 ))
-            sections.append(instructions)
+            sections.append(reflective if failures else instructions)
             return (Message("system", system), Message("user", "\n\n".join(sections)))
 
         for n_notes in note_levels:
             for n_insp, blocks_only in insp_levels:
-                for feedback in feedback_levels:
-                    messages = render(problem_levels[0], feedback, n_insp, blocks_only, n_notes)
+                for feedback, n_cases in zip(feedback_levels, case_levels):
+                    messages = render(problem_levels[0], feedback, n_insp, blocks_only, n_notes,
+                                      n_cases)
                     if self._fits(messages, budget_tokens, count_tokens):
                         return messages
         # Then the files that cannot change by their signatures, before the statement shrinks.

@@ -23,6 +23,8 @@ import numpy as np
 
 from cambrian.core.objective import MAXIMIZE, Objective
 from cambrian.core.status import CandidateStatus
+from cambrian.lang.language import Language
+from cambrian.mutate.text_artifacts import TEXT_STRATEGIES
 from cambrian.store.store import Store
 
 NOTE_KEY = "strategy"
@@ -75,6 +77,12 @@ GENERAL_STRATEGIES: tuple[str, ...] = (
     "Speed: find the slowest part of the program and make it much faster (numpy vectorisation, "
     "caching, avoiding repeated work), then spend the time saved on more search iterations.",
 )
+
+
+def general_strategies(language: Language) -> tuple[str, ...]:
+    """The general methods of the menu: a program's, or a text artifact's
+    (``text_artifacts.py``: answer format, definitions, worked examples...)."""
+    return TEXT_STRATEGIES if language.text else GENERAL_STRATEGIES
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
 from cambrian.mutate.step_wiring import given_score_error
-from cambrian.mutate.strategies import GENERAL_STRATEGIES, STEP_MOVES, StrategyMenu
+from cambrian.mutate.strategies import STEP_MOVES, StrategyMenu, general_strategies
 from cambrian.search.archive import Archive
 from cambrian.search.budget import BudgetManager
 from cambrian.search.commit import Committer
@@ -202,7 +202,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
 
     mutation = config.mutation
     strategies = (StrategyMenu(
-        [*mutation.strategies, *(GENERAL_STRATEGIES if mutation.general_strategies else ())],
+        [*mutation.strategies,
+         *(general_strategies(task.language) if mutation.general_strategies else ())],
         store, objective,
         moves=[*mutation.improve_moves, *(STEP_MOVES if mutation.general_moves else ())])
         if schedule is not None

@@ -293,7 +293,7 @@ class NoveltyFilter:
         assert self.gateway is not None and self.judge_label is not None
         existing = self.store.candidates.get(nearest_id).source or ""
         request = LLMRequest(
-            (Message("user", judge_prompt(existing, source)),),
+            (Message("user", judge_prompt(existing, source, text=self.language.text)),),
             GenerationParams(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS, grammar=JUDGE_GRAMMAR))
         call = await self.gateway.call("novelty", self.judge_label, request, in_proposal=True)
         if call.skipped is not None:

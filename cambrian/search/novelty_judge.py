@@ -45,7 +45,18 @@ def code_diff(existing: str, new: str) -> str:
     return "\n".join(shown) or "(no textual change in the mutable code)"
 
 
-def judge_prompt(existing: str, new: str) -> str:
+def judge_prompt(existing: str, new: str, *, text: bool = False) -> str:
+    """``text``: the candidates are text artifacts (a prompt, a document), whose change is one of
+    meaning, not of algorithm."""
+    if text:
+        return (
+            "Here is a proposed change to a text.\n\n"
+            f"```diff\n{code_diff(existing, new)}\n```\n\n"
+            f"A new instruction, rule, example or approach, or one removed: answer "
+            f"{ANSWER_NOVEL}. The same meaning in other words, or formatting and punctuation "
+            f"only: answer {ANSWER_SAME}.\n"
+            + JUDGE_QUESTION
+        )
     return (
         "Here is a proposed change to a program.\n\n"
         f"```diff\n{code_diff(existing, new)}\n```\n\n"

@@ -16,6 +16,7 @@ from cambrian.config import RunConfig
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.case_feedback import stored_cases
 from cambrian.evaluate.judge.verdicts import Verdict
 from cambrian.lang.languages import Language
 from cambrian.meta.guidance import GuidanceBoard
@@ -82,6 +83,7 @@ class RequestBuilder:
                 public=result.public if result else {},
                 text_feedback=result.text_feedback if result else "",
                 error=error,
+                cases=stored_cases(result.extra) if result else (),
             )
         return self._views[candidate_id]
 

@@ -274,3 +274,10 @@ def check_immutable_unchanged(parent: str, child: str) -> None:
                 f"but must stay `{_shorten(parent_lines[p_from])}`"
             )
         raise BlockError(f"code outside the EVOLVE-BLOCKs changed: {detail}", line=child_line)
+
+
+def without_markers(source: str) -> str:
+    """``source`` without its EVOLVE-BLOCK marker lines: what a text artifact says once it is
+    used (a prompt sent to a model, a document read), since a marker of plain text is a line of
+    its own. An evaluator imports it (``from cambrian.task.blocks import without_markers``)."""
+    return "".join(line for line in split_lines(source) if parse_marker(line) is None)

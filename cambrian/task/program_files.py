@@ -41,8 +41,13 @@ class ProgramFile:
 
 
 def header_line(path: str) -> str:
-    """The line that opens ``path`` in a bundle (a comment of its language, with "\\n")."""
-    return language_for_path(path).comment(f"==> {path} <==") + "\n"
+    """The line that opens ``path`` in a bundle (a comment of its language, with "\\n"; a
+    ``#`` comment for a file whose language has none, plain text or JSON: the header is never
+    written into the file)."""
+    language = language_for_path(path)
+    text = f"==> {path} <=="
+    has_comments = language.line_comment or language.block_comment
+    return (language.comment(text) if has_comments else f"# {text}") + "\n"
 
 
 def header_path(line: str) -> str | None:

@@ -6,6 +6,12 @@ JSON object ``{"edits": [{"id": "E1", "labels": [...], "rationale": "..."}, ...]
 validated against :class:`JudgeReply` (a pydantic model; its JSON schema is
 ``JudgeReply.model_json_schema()``) plus the batch's own constraint that every id appears exactly
 once. Labels are multi-label with no precedence between them.
+
+A run whose candidates are text artifacts (a prompt, a document, a config: ``Language.text``)
+is judged with the same nine labels read for a text (``TEXT_READINGS``: a reworded instruction
+is a local refinement, an added example a composition...), under a rubric of its own
+(``rubric_for``), so that prevalence and helpfulness compare across runs and cached labels of
+code edits are never reused for text.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from cambrian.lang.lines import language_named
 
 # Bump when the prompt or the label definitions change: cached labels are keyed by it.
 RUBRIC_VERSION = "cambrian-taxonomy-v1"
@@ -80,6 +88,44 @@ SYSTEM_PROMPT = (
     + "\nJudge only what the diff shows; an edit is often several kinds at once (for example "
     "pruning plus hyperparameter_tuning). Reply with a single JSON object and nothing else."
 )
+TEXT_RUBRIC_VERSION = f"{RUBRIC_VERSION}+text"
+# The nine labels read for an edit of a text artifact (a prompt, a document, a config).
+TEXT_READINGS: dict[str, str] = {
+    "hyperparameter_tuning": "a number or a setting's value changes; the wording around it stays",
+    "local_refinement": "one instruction or sentence is reworded, sharpened or completed",
+    "architectural_change": "the text is rewritten around a different approach (other rules, "
+                            "another structure, another way of explaining the task)",
+    "composition": "a new instruction, rule, section or example is added and the rest is kept",
+    "efficiency": "the same content said shorter",
+    "bug_fix": "a wrong, contradictory or misleading statement is corrected",
+    "pruning": "an instruction, section or example is removed and the rest is kept",
+    "refactor": "the same content reordered or reworded without changing what it asks",
+    "external_dependency": "a reference to an outside file, tool, resource or service is added "
+                           "or removed",
+}
+TEXT_SYSTEM_PROMPT = (
+    "You classify edits of a text (a prompt, a document or a config) made during an "
+    "evolutionary search over such texts. Each edit is a unified diff from a parent text to its "
+    "child (lines starting with - were removed, + were added). Give every edit ALL labels that "
+    "apply (at least one) from this list:\n"
+    + "\n".join(f"- {name}: {reading}." for name, reading in TEXT_READINGS.items())
+    + "\nJudge only what the diff shows; an edit is often several kinds at once (for example "
+    "composition plus pruning). Reply with a single JSON object and nothing else."
+)
+
+
+def is_text_run(language: str | None) -> bool:
+    """Whether a run's candidates (by its language's name) are text artifacts."""
+    return language_named(language).text
+
+
+def rubric_for(language: str | None) -> str:
+    """The rubric a run's edits are judged (and their labels cached) under."""
+    return TEXT_RUBRIC_VERSION if is_text_run(language) else RUBRIC_VERSION
+
+
+def system_prompt_for(language: str | None) -> str:
+    return TEXT_SYSTEM_PROMPT if is_text_run(language) else SYSTEM_PROMPT
 
 
 def edit_name(position: int) -> str:

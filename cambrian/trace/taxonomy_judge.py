@@ -22,11 +22,11 @@ from cambrian.trace.label_cache import CachedLabels, LabelCache
 from cambrian.trace.loading import load_trace
 from cambrian.trace.model import Trace
 from cambrian.trace.taxonomy import (
-    RUBRIC_VERSION,
-    SYSTEM_PROMPT,
     JudgeReplyError,
     parse_reply,
     reply_grammar,
+    rubric_for,
+    system_prompt_for,
     user_prompt,
 )
 from cambrian.trace.taxonomy_stats import helpfulness, prevalence
@@ -69,14 +69,16 @@ class _BatchFailed(Exception):
 
 
 class _Judge:
-    def __init__(self, provider: LLMProvider, settings: JudgeSettings, tally: Labelling) -> None:
+    def __init__(self, provider: LLMProvider, settings: JudgeSettings, tally: Labelling,
+                 system_prompt: str) -> None:
         self.provider = provider
         self.settings = settings
         self.tally = tally
+        self.system_prompt = system_prompt  # a program's rubric, or a text artifact's
 
     async def judge(self, diffs: list[tuple[str, str]]) -> list[CachedLabels]:
         settings = self.settings
-        messages: tuple[Message, ...] = (Message("system", SYSTEM_PROMPT),
+        messages: tuple[Message, ...] = (Message("system", self.system_prompt),
                                          Message("user", user_prompt(diffs)))
         params = GenerationParams(
             temperature=settings.temperature,
@@ -127,8 +129,11 @@ def _batches(items: list[tuple[str, str]], settings: JudgeSettings) -> list[list
 
 async def label_edits(edits: Sequence[Edit], language: str, provider: LLMProvider, judge: str,
                       cache: LabelCache, settings: JudgeSettings = JudgeSettings(), *,
-                      rubric: str = RUBRIC_VERSION) -> Labelling:
-    """Labels for ``edits`` from the cache or, for the rest, from ``provider``."""
+                      rubric: str | None = None) -> Labelling:
+    """Labels for ``edits`` from the cache or, for the rest, from ``provider`` (``rubric``:
+    by default the language's, ``taxonomy.rubric_for``: a text artifact's edits are judged
+    with the labels read for a text)."""
+    rubric = rubric or rubric_for(language)
     result = Labelling(judge=judge, rubric=rubric)
     digests = {edit.child_id: edit.diff_sha256 for edit in edits}
     known: dict[str, CachedLabels] = cache.get_many(judge, rubric, list(digests.values()))
@@ -138,7 +143,7 @@ async def label_edits(edits: Sequence[Edit], language: str, provider: LLMProvide
         if edit.diff_sha256 not in known:
             pending.setdefault(edit.diff_sha256, edit.diff)
     failures: dict[str, str] = {}
-    worker = _Judge(provider, settings, result)
+    worker = _Judge(provider, settings, result, system_prompt_for(language))
     gate = asyncio.Semaphore(settings.concurrency)
 
     async def run(batch: list[tuple[str, str]]) -> None:
@@ -206,9 +211,10 @@ async def label_run(location: str | Path, provider: LLMProvider, judge: str,
 
 
 def cached_labels(location: str | Path, judge: str, *,
-                  rubric: str = RUBRIC_VERSION) -> dict[str, tuple[str, ...]]:
+                  rubric: str | None = None) -> dict[str, tuple[str, ...]]:
     """The labels ``judge`` gave this run's edits earlier (edits it never judged are absent)."""
     trace = load_trace(location)
+    rubric = rubric or rubric_for(trace.run.language)
     edits = collect_edits(trace)
     with LabelCache.for_location(trace.origin or Path(location)) as cache:
         known = cache.get_many(judge, rubric, [e.diff_sha256 for e in edits])

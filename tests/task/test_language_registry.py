@@ -33,8 +33,10 @@ from cambrian.lang.languages import (
         ("model.jl", "julia"),
         ("init.lua", "lua"),
         ("run.sh", "shell"),
-        ("notes.txt", "generic"),
+        ("notes.txt", "text"),
+        ("notes.md", "markdown"),
         ("Makefile", "generic"),
+        ("data.csv", "generic"),
     ],
 )
 def test_language_for_path_uses_the_extension(path: str, name: str) -> None:
@@ -59,7 +61,7 @@ def test_every_language_is_reachable_by_its_own_name_and_tags() -> None:
         for tag in language.fence_tags:
             assert language_for_fence_tag(tag) is language
     assert language_for_fence_tag("") is None
-    assert language_for_fence_tag("text") is None
+    assert language_for_fence_tag("console") is None
 
 
 def test_comment_syntax_and_fence_tag() -> None:

@@ -33,11 +33,12 @@ class DiffFormat(ReplyFormat):
         ])
 
     def instructions(self, language: Language, blocks: int, settings: bool) -> str:
+        where = "inside the EVOLVE-BLOCK" if blocks or not language.text else "in the text"
         return (
             FIRST_LINE + "one or more edits:\n"
-            "<<<<<<< SEARCH\n(lines copied exactly from the current program, with their "
-            "indentation)\n=======\n(the new lines)\n>>>>>>> REPLACE\n"
-            "Keep each SEARCH short: a few whole lines that appear once inside the EVOLVE-BLOCK.\n"
+            f"<<<<<<< SEARCH\n(lines copied exactly from the current {language.noun}, with "
+            "their indentation)\n=======\n(the new lines)\n>>>>>>> REPLACE\n"
+            f"Keep each SEARCH short: a few whole lines that appear once {where}.\n"
             "Write nothing else.")
 
     def example(self, program: str, old: str, new: str, language: Language,

@@ -27,15 +27,19 @@ class FullFormat(ReplyFormat):
 
     def instructions(self, language: Language, blocks: int, settings: bool) -> str:
         fence = f"```{language.fence_tag}"
+        noun = language.noun
         # No placeholder line inside the template: small models paste it into their code.
         if blocks == 0:
-            return (FIRST_LINE + f"the whole program, rewritten, in one {fence} code block.\n"
+            return (FIRST_LINE + f"the whole {noun}, rewritten, in one {fence} code block.\n"
                     "Write nothing after the code block.")
-        what = ("ALL the code of the EVOLVE-BLOCK, rewritten" if blocks == 1 else
-                "the whole program, rewritten, with every EVOLVE-BLOCK marker line kept")
+        what = (f"ALL the {'text' if language.text else 'code'} of the EVOLVE-BLOCK, rewritten"
+                if blocks == 1 else
+                f"the whole {noun}, rewritten, with every EVOLVE-BLOCK marker line kept")
+        every = ("all of it, not only the lines you change" if language.text else
+                 "every function of the block, not only the ones you change")
         return (
-            FIRST_LINE + f"{what}, in one {fence} code block. Write every function of the "
-            "block, not only the ones you change. The code block looks like this:\n"
+            FIRST_LINE + f"{what}, in one {fence} code block. Write {every}. The code block "
+            "looks like this:\n"
             f"{fence}\n{language.comment('EVOLVE-BLOCK-START')}\n...\n"
             f"{language.comment('EVOLVE-BLOCK-END')}\n```\n"
             "Write nothing after the code block.")
