@@ -65,5 +65,5 @@ def reflection_instruction(noun: str) -> str:
     """What the task asks when failed examples are shown (``noun``: program or text)."""
     return (f"Before you change anything, look at the examples it got wrong above: what do they "
             f"have in common, and why did the current {noun} fail on them? Make the change "
-            "that gets them right without losing the examples it already gets right, and say "
-            "in your first line what went wrong and what you change.")
+            "that gets them right without losing the examples it already gets right. Your first "
+            "line names that cause and your change, in at most 15 words.")

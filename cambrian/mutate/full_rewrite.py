@@ -192,12 +192,13 @@ def apply_full_reply(parent_source: str, reply: str, language: Language) -> tupl
     fences = fences_for_language(find_fences(reply), language)
     if not fences:
         raise PatchError(
-            f"no code block found: put the complete program in one ```{language.fence_tag} ... ``` block."
+            f"no code block found: put the complete {language.noun} in one "
+            f"```{language.fence_tag} ... ``` block."
         )
     parent = parse_regions(parent_source)
     code = _choose_fence(fences, parent, notes).body
     if not code.strip():
-        raise PatchError("the code block is empty; put the complete program in it.")
+        raise PatchError(f"the code block is empty; put the complete {language.noun} in it.")
     source = _new_source(parent_source, parent, code, notes)
     if parent.has_markers:
         before, after = block_contents(parent_source), block_contents(source)
@@ -210,6 +211,7 @@ def apply_full_reply(parent_source: str, reply: str, language: Language) -> tupl
                 "the reply only changed code outside the EVOLVE-BLOCKs, which cannot change; "
                 "change the code between EVOLVE-BLOCK-START and EVOLVE-BLOCK-END."
             )
-        raise PatchError("the code in the reply is identical to the current program; change something.",
-                         kind=RefusalKind.NO_CHANGE)
+        what = "text" if language.text else "code"
+        raise PatchError(f"the {what} in the reply is identical to the current {language.noun}; "
+                         "change something.", kind=RefusalKind.NO_CHANGE)
     return source, changed, notes

@@ -47,6 +47,13 @@ def test_a_full_rewrite_replaces_a_prompt_whatever_its_fence(fence: str) -> None
     assert result.source == "Classify the sentence.\nAnswer in one word.\n"
 
 
+def test_a_rewrite_that_changes_nothing_is_refused_in_words_for_a_text() -> None:
+    with pytest.raises(PatchError, match="the text in the reply is identical to the current text"):
+        apply_reply("full", PROMPT, f"Same\n```text\n{PROMPT}```\n", TEXT)
+    with pytest.raises(PatchError, match="put the complete text in one ```text"):
+        apply_reply("full", PROMPT, "Just say the topic.", TEXT)
+
+
 def test_a_markdown_rewrite_changes_only_its_block() -> None:
     reply = ("Name them\n```markdown\n# Another title\n\n<!-- EVOLVE-BLOCK-START -->\n"
              "Answer with sports, business, science or politics.\n"
