@@ -10,7 +10,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 _API = ("evolve", "start", "resume", "run_status", "best", "init", "run_evolution",
-        "run_evolution_async", "stream_evolution", "EvolutionResult")
+        "run_evolution_async", "stream_evolution", "EvolutionResult", "replay")
 __all__ = [*_API, "__version__"]
 
 

@@ -1,5 +1,6 @@
-"""The Python API the CLI is a thin layer over: runs of a task folder (``runs.py``), and
-``run_evolution`` for code and a Python evaluator (``inline.py``)."""
+"""The Python API the CLI is a thin layer over: runs of a task folder (``runs.py``),
+``run_evolution`` for code and a Python evaluator (``inline.py``), and the deterministic
+re-execution of a stored run (``replay.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from cambrian.api.inline import (
     run_evolution_async,
     stream_evolution,
 )
+from cambrian.api.replay import ReplayError, ReplayReport, replay
 from cambrian.api.runs import (
     BestProgram,
     NoCorrectProgram,
@@ -28,7 +30,8 @@ from cambrian.api.runs import (
     start,
 )
 
-__all__ = ["BestProgram", "EvolutionResult", "NoCorrectProgram", "RunExists", "best",
-           "code_version", "default_run_dir", "discard_unstarted", "evolve", "history_rows",
-           "init", "model_entry", "resolve_config", "resume", "run_blocking", "run_evolution",
-           "run_evolution_async", "run_status", "start", "stream_evolution"]
+__all__ = ["BestProgram", "EvolutionResult", "NoCorrectProgram", "ReplayError", "ReplayReport",
+           "RunExists", "best", "code_version", "default_run_dir", "discard_unstarted",
+           "evolve", "history_rows", "init", "model_entry", "replay", "resolve_config", "resume",
+           "run_blocking", "run_evolution", "run_evolution_async", "run_status", "start",
+           "stream_evolution"]

@@ -1,11 +1,11 @@
-"""Command line: ``cambrian run | resume | status | best | guide | control | ui | init |
-algorithms``, the
+"""Command line: ``cambrian run | resume | replay | status | best | guide | control | ui |
+init | algorithms``, the
 ``trace`` group, ``report``, ``generalization`` and ``bench``. Each module registers its
 commands on :data:`cambrian.cli.app.app`."""
 
 from __future__ import annotations
 
-from cambrian.cli import bench, guide, inspect, judge, run, show, trace, ui  # noqa: F401, I001
+from cambrian.cli import bench, guide, inspect, judge, replay, run, show, trace, ui  # noqa: F401, I001
 
 # (the imports register the commands, in this order)
 from cambrian.cli.app import app

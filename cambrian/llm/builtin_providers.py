@@ -1,4 +1,5 @@
-"""The providers Cambrian ships: the embedded local model and three remote APIs."""
+"""The providers Cambrian ships: the embedded local model, three remote APIs, and ``replay``
+(the replies a recorded run got, served to the same requests; ``replay_provider.py``)."""
 
 from __future__ import annotations
 
@@ -61,9 +62,18 @@ def _gemini(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) ->
     return GeminiProvider(**remote_options(config, api_key))
 
 
+def _replay(config: ModelConfig, api_key: str | None, shared: dict[str, Any]) -> LLMProvider:
+    """``model`` names a run folder: its recorded replies answer the requests it sent."""
+    from cambrian.llm.replay_provider import replay_provider_from_run
+
+    return replay_provider_from_run(config.model, model_name=config.model,
+                                    context_window=config.context_window, shared=shared)
+
+
 BUILTIN_PROVIDERS = (
     ProviderSpec("local", _local, local=True),
     ProviderSpec("openai", _openai, key_env="OPENAI_API_KEY", key_required=True),
     ProviderSpec("anthropic", _anthropic, key_env="ANTHROPIC_API_KEY", key_required=True),
     ProviderSpec("gemini", _gemini, key_env="GEMINI_API_KEY", key_required=True),
+    ProviderSpec("replay", _replay),
 )
