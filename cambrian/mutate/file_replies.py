@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cambrian.lang.definitions import find_definitions
 from cambrian.lang.languages import Language
 from cambrian.mutate.patch_types import PatchError
-from cambrian.mutate.reply_text import is_fence_line
+from cambrian.mutate.reply_text import fences_for_language, find_fences, is_fence_line
 from cambrian.task.blocks import BlockError, line_text, parse_regions, split_lines
 from cambrian.task.program_files import (
     file_language,
@@ -120,10 +121,28 @@ def without_file_lines(reply: str, source: str) -> str:
     return "".join(line for line in split_lines(reply) if named_file(line, paths) is None)
 
 
-def apply_to_files(apply: ApplyText, parent_source: str, reply: str,
-                   language: Language) -> tuple[str, int, list[str]]:
+def _misplaced_functions(section: str, path: str, source: str, language: Language) -> bool:
+    """Whether a function reply's part names a file that defines none of its functions while
+    the program defines them all elsewhere (the 1.5B sends a header's function under the
+    source's path): the part is then applied to the whole program, where each function finds
+    its own file."""
+    try:
+        sent = {d.name for fence in fences_for_language(find_fences(section), language)
+                for d in find_definitions(fence.body, language, top_level_only=True)}
+        everywhere = {d.name for d in find_definitions(source, language, top_level_only=False)}
+        here = {d.name for d in find_definitions(file_text(source, path), language,
+                                                 top_level_only=False)}
+    except (SyntaxError, ValueError, PatchError):
+        return False
+    return bool(sent) and sent <= everywhere and not sent <= here
+
+
+def apply_to_files(apply: ApplyText, parent_source: str, reply: str, language: Language,
+                   by_name: bool = False) -> tuple[str, int, list[str]]:
     """The child of ``parent_source`` that ``reply`` describes, each section applied by
-    ``apply`` (a format's ``apply``) to its file, or to the whole program when unnamed."""
+    ``apply`` (a format's ``apply``) to its file, or to the whole program when unnamed
+    (``by_name``: the format replaces functions by name, so a part whose functions all live
+    in other files goes to the whole program too)."""
     files = split_files(parent_source)
     paths = [f.path for f in files] if len(files) > 1 else []
     sections = reply_sections(reply, paths)
@@ -143,6 +162,13 @@ def apply_to_files(apply: ApplyText, parent_source: str, reply: str,
             raise PatchError(
                 f"{section.path} has no EVOLVE-BLOCK, so it cannot change; the files that can "
                 f"are {', '.join(sorted(mutable))}.")
+        if by_name and _misplaced_functions(section.text, section.path, source, language):
+            source, count, said = apply(source, section.text, language)
+            edits += count
+            notes.append(f"the functions sent under {section.path} were put where the "
+                         "program defines them")
+            notes.extend(said)
+            continue
         text = next(f.text for f in split_files(source) if f.path == section.path)
         try:
             changed, count, said = apply(text, section.text,

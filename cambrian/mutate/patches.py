@@ -42,7 +42,8 @@ def apply_reply(fmt: str, parent_source: str, reply_text: str, language: Languag
     lang = as_language(language)
     reply_format = format_named(fmt, lang)
     reply = _REASONING.sub("", reply_text)
-    source, n_edits, notes = apply_to_files(reply_format.apply, parent_source, reply, lang)
+    source, n_edits, notes = apply_to_files(reply_format.apply, parent_source, reply, lang,
+                                            by_name=reply_format.name == "function")
     try:
         check_immutable_unchanged(parent_source, source)
     except BlockError as exc:  # a bug guard: every format already keeps the outside text

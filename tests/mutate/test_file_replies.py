@@ -163,3 +163,26 @@ def test_the_prompt_shows_each_file_and_summarises_the_fixed_ones_when_tight():
     assert "### pkg/__init__.py (cannot change; its definitions)" in tight
     assert "def helper_3(x):" in tight and "return x + 3" not in tight
     assert "return y * 2" in tight  # the files that can change are always whole
+
+
+HEADER = ProgramFile("knap.hpp", "#pragma once\nstruct Item { long value; long weight; };\n"
+                                 "// EVOLVE-BLOCK-START\ninline double priority(const Item& item) {\n"
+                                 "    return item.value;\n}\n// EVOLVE-BLOCK-END\n")
+SOURCE = ProgramFile("main.cpp", '#include "knap.hpp"\n// EVOLVE-BLOCK-START\n'
+                                 "double best(const Item& item) {\n    return priority(item);\n}\n"
+                                 "// EVOLVE-BLOCK-END\n")
+
+
+def test_a_function_sent_under_another_files_name_goes_where_it_is_defined():
+    """The 1.5B's most frequent slip on the C++ example: the header's function sent under the
+    source's path, which used to add a second definition there."""
+    program = join_files([SOURCE, HEADER])
+    reply = ("Rank by value per weight\nmain.cpp\n```cpp\ninline double priority(const Item& item) "
+             "{\n    return 1.0 * item.value / item.weight;\n}\n```\n")
+    patch = apply_reply("function", program, reply, CPP)
+    files = files_of(patch.source)
+    assert "item.value / item.weight" in files["knap.hpp"] and files["main.cpp"] == SOURCE.text
+    assert syntax_error_files(program, patch.source, CPP) is None
+    helper = "main.cpp\n```cpp\nint helper(int x) {\n    return x;\n}\n```\n"  # a new one stays
+    assert "int helper" in files_of(apply_reply("function", program, helper, CPP).source)[
+        "main.cpp"]

@@ -137,3 +137,12 @@ def test_a_cpp_header_and_source_changed_by_one_reply_compile_together(tmp_path:
     written = best(tmp_path / "run")
     assert written.path == tmp_path / "run" / "best" / "solver.cpp"
     assert (tmp_path / "run" / "best" / "knapsack.hpp").read_text() == files["knapsack.hpp"]
+
+
+def test_novelty_indexes_programs_of_several_files(tmp_path: Path):
+    run_dir, _ = run_package(tmp_path, 2, "novelty.enabled=true", "novelty.judge=false")
+    with Store.open(run_dir) as store:
+        child = next(r for r in store.candidates.list() if r.description.startswith("Sort"))
+        assert child.status == "correct"
+        indexed = {int(i) for (i,) in sql(store, "SELECT candidate_id FROM embeddings")}
+    assert {1, child.id} <= indexed
