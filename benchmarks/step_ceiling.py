@@ -12,7 +12,7 @@ import runpy
 import tempfile
 from pathlib import Path
 
-from cambrian.mutate.improve_step import scaffold
+from cambrian.mutate.step.python import scaffold
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "circle_packing" / "initial.py"
 SCORE = "    return float(np.sum(radii))\n"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from cambrian.core.events import BanditSnapshot, ContainmentChecked, Reflection, SessionEnded
 from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.search.niches.view import NicheLine, niche_map, promote_after
+from cambrian.search.phase_view import PhaseSpan, phase_timeline, steering_events
 from cambrian.store.failure_kinds import FailureKind, failures_by_kind
 from cambrian.store.recorder import Recorder
 from cambrian.store.reflections import reflections
@@ -81,6 +83,9 @@ class RunStatus:
     workers: dict[str, int] = field(default_factory=dict)
     # What the sandbox lacked in the last session (None: never probed, an older run).
     containment_missing: list[str] | None = None
+    # What the task's settings relaxed in it (a GPU evaluation's address space), and the GPUs.
+    containment_relaxed: list[str] = field(default_factory=list)
+    gpus: list[str] = field(default_factory=list)
     # The latest self-reflection (cambrian/meta/reflection.py), when it was stored, and how
     # many the run has.
     reflection: Reflection | None = None
@@ -88,6 +93,10 @@ class RunStatus:
     reflections: int = 0
     # Strategy niches (cambrian/search/niches/): per family, its programs and best.
     niches: list[NicheLine] = field(default_factory=list)
+    # Search phases (cambrian/search/phases.py), and the steering inside them: extensions,
+    # stagnation recoveries, strategy transfers, combinations.
+    phases: list[PhaseSpan] = field(default_factory=list)
+    steering: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -175,10 +184,14 @@ def run_status(store: Store) -> RunStatus:
         guidance_changes=len(history),
         workers=_per_worker(store.evaluations.workers()),
         containment_missing=list(probes[-1].missing) if probes else None,
+        containment_relaxed=list(probes[-1].relaxed) if probes else [],
+        gpus=list(probes[-1].gpus) if probes else [],
         reflection=reflected[-1][1] if reflected else None,
         reflection_at=reflected[-1][0] if reflected else None,
         reflections=len(reflected),
         niches=niche_map(store, objective, promote_after(info.config)),
+        phases=phase_timeline(store),
+        steering=steering_events(store),
     )
 
 

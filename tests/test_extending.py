@@ -188,3 +188,23 @@ def test_the_examples_are_not_stale_text():
     for heading in ("A reply format", "A language", "An LLM provider"):
         (module,) = doc_blocks(heading, "python")
         compile(textwrap.dedent(module), heading, "exec")
+
+
+def test_a_mutation_intent_plugin_is_scheduled_and_asked(tmp_path, monkeypatch):
+    config = install_plugin(tmp_path, monkeypatch, "A mutation intent", "my_intent")
+    task = write_counter_task(tmp_path / "task")
+    with ScriptedLLM(incrementing) as llm:
+        summary = run(task, tmp_path / "run", config, [
+            "evolution.generations=4", "mutation.types=[double]", "novelty.enabled=false",
+            "meta.enabled=false", "llm.models=[" + json.dumps(llm.model_config()) + "]"])
+        prompts = [r[-1]["content"] for r in llm.requests if r]
+    assert summary.evaluations == 4
+    assert all("Double the program's largest numeric setting" in prompt and
+               "Here that is VALUE, now" in prompt for prompt in prompts)
+    store = Store.open(tmp_path / "run")
+    children = [r for r in store.candidates.list("correct") if r.id != 1]
+    assert children and all(r.notes["intent"] == "double" for r in children)
+    store.close()
+    with pytest.raises(ConfigError, match="did you mean 'double'"):
+        start(task, run_dir=tmp_path / "other", config=config,
+              overrides=["mutation.types=[doubel]"])

@@ -122,7 +122,7 @@ def start(
     resolved = resolve_config(Path(task_dir), config, overrides)
     task = load_task(Path(task_dir), resolved)
     check_names(resolved, new_run=True)
-    check_task_settings(task)
+    check_task_settings(task, resolved)
     providers = providers if providers is not None else build_providers(resolved.llm)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
     claim_folder(target)
@@ -259,7 +259,7 @@ def resume(
     resolved = build_config([info.config], overrides)
     task = load_task(Path(info.task_dir), resolved)
     check_names(resolved)
-    check_task_settings(task)
+    check_task_settings(task, resolved)
     providers = providers if providers is not None else build_providers(resolved.llm)
     store = Store.open(target, secrets=configured_secrets(resolved.llm))
     try:

@@ -45,6 +45,10 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
         table.add_row("sandbox", "every mechanism active" if not st.containment_missing else
                       "lacks " + ", ".join(st.containment_missing) +
                       " (python -m cambrian.evaluate.containment)")
+    if st.gpus:
+        table.add_row("GPUs", ", ".join(st.gpus))
+    for relaxed in st.containment_relaxed:
+        table.add_row("sandbox relaxed", escape(relaxed))
     if st.last_session:
         ended = f" [{st.outcome}]" if st.outcome else ""
         table.add_row("last session ended", escape(f"{st.last_session}{ended}"))
@@ -53,8 +57,9 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
                                         f"[{st.guidance_changes} change(s); `cambrian guide`]")
     console.print(table)
     _failure_table(st.failures, run_dir)
-    _niche_table(st.niches)
     _reflection_table(st)
+    _niche_table(st.niches)
+    _phase_table(st)
     if st.bandit_shares:
         arms = sorted({arm for _, shares in st.bandit_shares for arm in shares})
         bandit = Table(title="LLM arm probabilities over time (UCB1 bandit)")
@@ -79,6 +84,25 @@ def _niche_table(niches: list[Any]) -> None:
         table.add_row(plain(niche.family), str(niche.count), fmt(niche.best_score),
                       str(niche.best_id), plain(niche.key_idea) or "—")
     console.print(table)
+
+
+def _phase_table(st: Any) -> None:
+    """Search phases: when each began and why, and the steering inside them."""
+    if not st.phases:
+        return
+    table = Table(title="search phases")
+    for column in ("phase", "evaluations", "budget", "best at start", "recoveries", "why"):
+        table.add_column(column, justify="left" if column in ("phase", "why") else "right",
+                         no_wrap=column == "phase")
+    for span in st.phases:
+        until = "now" if span.to_evaluated is None else str(span.to_evaluated)
+        budget = (f"{span.from_budget:.0%}-" + ("now" if span.to_budget is None
+                                                else f"{span.to_budget:.0%}"))
+        table.add_row(span.phase, f"{span.from_evaluated}-{until}", budget,
+                      fmt(span.best_at_start), str(span.recoveries), plain(span.reason))
+    console.print(table)
+    for item in st.steering:
+        console.print(f"  {plain(item['text'])}")
 
 
 def _failure_table(failures: list[Any], run_dir: Path) -> None:
@@ -108,7 +132,7 @@ def _reflection_table(st: Any) -> None:
     weights = st.reflection.intent_weights()
     for index, item in enumerate(st.reflection.items(), 1):
         weight = f"{item.intent} ×{weights[item.intent]:g}" if item.intent in weights else ""
-        table.add_row(str(index), escape(f"{item.action} {item.text}"), weight)
+        table.add_row(str(index), plain(f"{item.action} {item.text}"), weight)
     console.print(table)
 
 

@@ -14,6 +14,7 @@ from cambrian.config.sections import (
     BudgetConfig,
     ComprehensionConfig,
     DatabaseConfig,
+    DevicesConfig,
     EvaluationConfig,
     EvolutionConfig,
     ExecutionConfig,
@@ -39,7 +40,7 @@ from cambrian.core.errors import ConfigError
 
 __all__ = [
     "ALL_MUTATION_INTENTS", "BudgetConfig", "ComprehensionConfig", "ConfigError",
-    "DatabaseConfig", "EvaluationConfig", "EvolutionConfig", "ExecutionConfig", "FirstProgramConfig", "LLMConfig",
+    "DatabaseConfig", "DevicesConfig", "EvaluationConfig", "EvolutionConfig", "ExecutionConfig", "FirstProgramConfig", "LLMConfig",
     "MetaConfig", "ModelConfig", "MutationConfig", "MutationIntentName", "NoveltyConfig",
     "ParentSelection", "PatchFormat", "PatchType", "PromptConfig", "PromptEvolutionConfig",
     "RetryConfig", "RunConfig", "SearchConfig", "StrictModel", "TaskConfig",

@@ -10,8 +10,9 @@ from pydantic import Field, field_validator, model_validator
 
 from cambrian.config.strict import StrictModel
 
-MutationIntentName = Literal["tuning", "local_fix", "refinement", "improve_step", "strategy",
-                             "refactor", "crossover"]
+# An intent is a registered object (cambrian/mutate/intents.py); its name is checked against
+# the registry before a run starts (search/build.py check_names), plugins' intents included.
+MutationIntentName = str
 ALL_MUTATION_INTENTS: list[MutationIntentName] = [
     "tuning", "local_fix", "refinement", "improve_step", "strategy", "refactor", "crossover"]
 # improve_step is opt-in: its score must be computable from the program's own solution (not so
@@ -50,6 +51,10 @@ class MutationConfig(StrictModel):
     # the task's author as a judged task's scorer is: the step is wired with it and its
     # proposals ask the model for the move only (cambrian/mutate/step_wiring.py).
     improve_score: str | None = None
+    # Seed 002 §10.5 model selection per kind of change: the model labels each intent may use
+    # (e.g. strategy and crossover on the strongest model, tuning on the cheapest); an intent
+    # not listed uses any. A search phase's models narrow it further.
+    intent_models: dict[str, list[str]] = Field(default_factory=dict)
 
     @field_validator("schedule", mode="before")
     @classmethod

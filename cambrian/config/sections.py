@@ -18,10 +18,12 @@ from pydantic import (
     model_validator,
 )
 
+from cambrian.config.decomposition import DecompositionConfig
 from cambrian.config.destinations import parse_destination
 from cambrian.config.judge import JudgeConfig
 from cambrian.config.mutation import MutationConfig
 from cambrian.config.niches import NichesConfig
+from cambrian.config.phases import PhasesConfig
 from cambrian.config.reflection import ReflectionConfig
 from cambrian.config.strict import StrictModel
 
@@ -282,6 +284,22 @@ class FirstProgramConfig(StrictModel):
     temperature: float = Field(0.4, ge=0, le=2)
 
 
+class DevicesConfig(StrictModel):
+    """Accelerators each evaluation holds (cambrian/evaluate/devices.py)."""
+
+    # GPUs per evaluation, passed as CUDA_VISIBLE_DEVICES; 0: evaluations see no GPU. An
+    # evaluation holding one runs without the address-space limit (CUDA maps the device's
+    # memory); evaluation.memory_limit_mb then bounds its resident size.
+    gpu: int = Field(0, ge=0)
+    # Concurrent evaluations may hold the same GPU (their timings then disturb each other);
+    # otherwise evaluations wait for a free GPU and evolution.max_parallel_evaluations is
+    # capped at the number of GPUs over `gpu`.
+    share: bool = False
+    # No GPU on this machine: "error" stops before the run starts; "cpu" evaluates without one
+    # (the evaluator must then fall back to the CPU itself).
+    fallback: Literal["error", "cpu"] = "error"
+
+
 class EvaluationConfig(StrictModel):
     contract: Literal["auto", "module", "command"] = "auto"
     timeout_s: float = Field(120.0, gt=0)
@@ -305,6 +323,7 @@ class EvaluationConfig(StrictModel):
     # What one evaluation may add to its scratch folder (files it writes, in MB); over it, the
     # evaluation is killed and fails with status "disk". None: no quota.
     disk_limit_mb: int | None = Field(2048, gt=0)
+    devices: DevicesConfig = Field(default_factory=DevicesConfig)
     # OpenEvolve's cascade (module contract): evaluate_stage1, then evaluate_stage2 when its
     # score reaches cascade_thresholds[0], then evaluate_stage3 past cascade_thresholds[1].
     # "auto": when the evaluator defines evaluate_stage1 (OpenEvolve's default is on).
@@ -466,5 +485,7 @@ class RunConfig(StrictModel):
     trace_feedback: TraceFeedbackConfig = Field(default_factory=TraceFeedbackConfig)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     niches: NichesConfig = Field(default_factory=NichesConfig)  # strategy niches
+    phases: PhasesConfig = Field(default_factory=PhasesConfig)  # search phases
+    decomposition: DecompositionConfig = Field(default_factory=DecompositionConfig)
     # A judged (contest-style) task: compiled, run on generated test cases, scored per case.
     judge: JudgeConfig | None = None

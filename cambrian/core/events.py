@@ -197,6 +197,10 @@ class ContainmentChecked(Event):
 
     missing: list[str] = field(default_factory=list)
     warnings: str = ""
+    # What the task's settings relax, and why (e.g. the address-space limit of evaluations
+    # holding a GPU), and the GPUs evaluations are leased from.
+    relaxed: list[str] = field(default_factory=list)
+    gpus: list[str] = field(default_factory=list)
 
 
 @event_kind("comprehension")
@@ -353,3 +357,66 @@ class Reflection(Event):
         """The recommendations a program's author can act on: ideas to try and things to
         avoid; a favour or avoid naming an intent is the schedule's (``intent_weights``)."""
         return [item.note() for item in self.items() if item.intent is None]
+
+
+@event_kind("phase_changed")
+@dataclass(frozen=True)
+class PhaseChanged(Event):
+    """The search moved to another phase (seed 004 §10.6): comprehension, exploration,
+    exploitation, polishing; ``budget_position`` is the share of the binding budget spent."""
+
+    phase: str
+    previous: str
+    reason: str
+    evaluated: int
+    budget_position: float
+    best_score: float | None = None
+
+
+@event_kind("phase_extended")
+@dataclass(frozen=True)
+class PhaseExtended(Event):
+    """A breakthrough extended the current phase to ``until`` (a budget position)."""
+
+    phase: str
+    until: float
+    evaluated: int
+    best_score: float | None
+    reason: str
+
+
+@event_kind("stagnation_recovery")
+@dataclass(frozen=True)
+class StagnationRecovery(Event):
+    """The phase stagnated and may not move on: ``action`` (raise_temperature, switch_intents,
+    restart from ``restart_parent``) steers the next proposals (seed 004 §10.6)."""
+
+    phase: str
+    action: str
+    evaluated: int
+    stagnant_for: int
+    restart_parent: int | None = None
+
+
+@event_kind("strategy_transfer")
+@dataclass(frozen=True)
+class StrategyTransfer(Event):
+    """A strategy family leading sub-problem ``source`` (its leader ``candidate_id``) was
+    offered to sub-problem ``target``, whose population had none of it (seed 004 §10.10)."""
+
+    source: str
+    target: str
+    family: str
+    candidate_id: int
+
+
+@event_kind("subsolutions_combined")
+@dataclass(frozen=True)
+class SubsolutionsCombined(Event):
+    """The sub-problems' leaders ``sources`` combined: by the task's combiner (``child_id``
+    the program it made; ``error`` why none) or proposed to the model as a crossover."""
+
+    sources: list[int]
+    method: str
+    child_id: int | None
+    error: str = ""

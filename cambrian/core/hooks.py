@@ -17,6 +17,9 @@ A hook overrides only what it needs:
   the slot is spent without a child), or None to leave the slot to the LLM;
 - ``prompt_notes`` / ``system_prompt``: what every mutation prompt carries (scratchpad
   recommendations, a co-evolved system prompt), drawn with the request's random generator;
+- ``steer``: how the next proposal is steered (a search phase's intent mix, temperature and
+  models, a parent to restart from after stagnation); the request builder combines what every
+  hook says;
 - ``screen``: a cheap check before a child's full evaluation (GEPA's minibatch);
 - ``evaluations_spent``: evaluations the hook ran that count against the generation budget;
 - ``state`` / ``load_state``: what cannot be rebuilt from the store, saved with every commit;
@@ -65,6 +68,40 @@ class SlotTaken:
 
 
 @dataclass(frozen=True)
+class Steering:
+    """How a hook steers the next proposal (seed 004 §10.5-10.6: phase-aware intents,
+    temperature and models; stagnation recovery). Hooks' steerings combine: intent weights and
+    temperature scales multiply, model sets intersect, the first restart parent wins."""
+
+    # Multipliers of the mutation schedule's weights, by intent name (absent: 1).
+    intent_weights: Mapping[str, float] = field(default_factory=dict)
+    # Use each intent's base temperature (seed 002 §10.5) instead of the arm's, times the scale.
+    intent_temperatures: bool = False
+    temperature_scale: float = 1.0
+    models: frozenset[str] = frozenset()  # model labels the proposal may use (empty: any)
+    restart_parent: int | None = None  # work on this program instead of the selector's pick
+    inspirations: tuple[int, ...] | None = None  # ...with these programs shown beside it
+    intent: str | None = None  # this mutation intent instead of the schedule's draw
+    tags: Mapping[str, Any] = field(default_factory=dict)  # for the child's notes
+
+    def combined(self, other: Steering) -> Steering:
+        weights = dict(self.intent_weights)
+        for name, weight in other.intent_weights.items():
+            weights[name] = weights.get(name, 1.0) * weight
+        models = (self.models & other.models if self.models and other.models
+                  else self.models or other.models)
+
+        def first(a: Any, b: Any) -> Any:
+            return a if a is not None else b
+
+        return Steering(weights, self.intent_temperatures or other.intent_temperatures,
+                        self.temperature_scale * other.temperature_scale, models,
+                        first(self.restart_parent, other.restart_parent),
+                        first(self.inspirations, other.inspirations),
+                        first(self.intent, other.intent), {**other.tags, **self.tags})
+
+
+@dataclass(frozen=True)
 class DirectChild:
     """A child program built without an LLM call; stored and evaluated like any other child."""
 
@@ -102,6 +139,9 @@ class LoopHook:
         return ()
 
     def system_prompt(self, rng: Any) -> tuple[str, dict[str, Any]] | None:
+        return None
+
+    def steer(self, rng: Any) -> Steering | None:
         return None
 
     async def screen(self, source: str, parent_id: int | None, work_dir: Path) -> str | None:

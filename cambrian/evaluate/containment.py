@@ -72,6 +72,10 @@ class ContainmentPolicy:
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES
     sandbox_uid: int = SANDBOX_UID
     sandbox_gid: int = SANDBOX_GID
+    # An evaluation holding a GPU (devices.py) runs without the address-space limit (the
+    # driver maps device memory into the process, tens of GB); its resident size is watched
+    # against this limit instead, and going over it kills the command (out of memory).
+    resident_limit_mb: int | None = None
 
 
 DEFAULT_POLICY = ContainmentPolicy()
@@ -138,6 +142,7 @@ def shim_config(
         "parent_pid": os.getpid(),
         "report_fd": report_fd,
         "memory_mb": None if memory_limit_mb is None else int(memory_limit_mb),
+        "resident_mb": policy.resident_limit_mb,
         "cpu_s": float(cpu_time_limit_s),
         "max_processes": policy.max_processes,
         # No single file beyond the disk quota, even between two of the shim's samples.

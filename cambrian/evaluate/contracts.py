@@ -85,11 +85,13 @@ def sandbox_failure(
             )
         return EvaluationResult(status="timeout", error=reason + _stderr_tail(sandbox))
     if sandbox.memory_exceeded:
-        limit = (
-            f"the memory limit of {limits.memory_limit_mb} MB per process"
-            if limits.memory_limit_mb is not None
-            else "the available memory"
-        )
+        resident_mb = limits.containment.resident_limit_mb if limits.containment else None
+        if limits.memory_limit_mb is not None:
+            limit = f"the memory limit of {limits.memory_limit_mb} MB per process"
+        elif resident_mb is not None:
+            limit = f"the resident-memory limit of {resident_mb} MB of an evaluation holding a GPU"
+        else:
+            limit = "the available memory"
         reason = f"{who} ran out of memory ({limit}) and {_how_it_ended(sandbox)}"
         return EvaluationResult(status="memory", error=reason + _stderr_tail(sandbox))
     if sandbox.returncode != 0:

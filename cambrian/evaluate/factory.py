@@ -3,19 +3,24 @@ that builds a run's evaluator from its task and configuration."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-from cambrian.config import ConfigError, RunConfig
+from cambrian.config import ConfigError, DevicesConfig, RunConfig
 from cambrian.core.components import make_component, register_component
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
+from cambrian.evaluate.devices import evaluation_slots, missing_gpu_message, visible_gpus
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
+
+log = logging.getLogger(__name__)
+_fallbacks_said: set[str] = set()
 
 
 def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: Store) -> Any:
@@ -29,6 +34,9 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
             best_reference=lambda: reference_from_store(store, objective),
         )
     ev = config.evaluation
+    # On Ray, each job leases the GPUs Ray gave it (worker.py); here, this machine's.
+    gpus, gpu_ids = ((ev.devices.gpu, None) if config.execution.backend == "ray"
+                     else device_request(ev.devices))
     return ProgramEvaluator(EvaluatorSettings(
         evaluator_path=task.evaluator_path,
         contract=task.contract,
@@ -47,7 +55,36 @@ def default_evaluator(*, task: Task, config: RunConfig, run_dir: Path, store: St
         isolate_network=ev.isolate_network,
         network_allow=tuple(ev.network_allow),
         disk_limit_mb=ev.disk_limit_mb,
+        gpus=gpus,
+        gpu_ids=gpu_ids,
+        share_gpus=ev.devices.share,
     ))
+
+
+def device_request(devices: DevicesConfig) -> tuple[int, tuple[str, ...] | None]:
+    """(GPUs per evaluation, the GPUs to lease them from) on this machine. A task asking for
+    more than the machine offers is a ConfigError, or evaluates without a GPU when its
+    ``fallback`` is ``cpu`` (said once, as a warning)."""
+    if devices.gpu == 0:
+        return 0, None
+    visible = visible_gpus()
+    if len(visible) >= devices.gpu:
+        return devices.gpu, tuple(visible)
+    message = missing_gpu_message(devices.gpu, visible)
+    if devices.fallback == "cpu":
+        if message not in _fallbacks_said:
+            _fallbacks_said.add(message)
+            log.warning("%s; evaluating without a GPU (evaluation.devices.fallback: cpu)",
+                        message.split(";")[0])
+        return 0, None
+    raise ConfigError(message)
+
+
+def evaluation_slots_here(config: RunConfig) -> int:
+    """``evolution.max_parallel_evaluations`` as the GPUs of this machine allow it."""
+    gpus, visible = device_request(config.evaluation.devices)
+    return evaluation_slots(config.evolution.max_parallel_evaluations, gpus,
+                            len(visible or ()), config.evaluation.devices.share)
 
 
 def evaluation_python(configured: str | None) -> str:

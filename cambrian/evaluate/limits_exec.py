@@ -21,15 +21,16 @@ When init exits, the kernel kills every process left in its namespace, `setsid` 
 Without a PID namespace the shim itself supervises, as a child subreaper that kills every
 descendant when the command ends, on SIGTERM, or when Cambrian dies.
 
-CONFIG keys: parent_pid, report_fd, memory_mb, cpu_s, max_processes, max_file_bytes,
-wall_deadline_s, pid_ns, mount_ns, net_ns, scratch, cwd, uid, gid, expose (see containment.py),
+CONFIG keys: parent_pid, report_fd, memory_mb, resident_mb, cpu_s, max_processes,
+max_file_bytes, wall_deadline_s, pid_ns, mount_ns, net_ns, scratch, cwd, uid, gid, expose (see containment.py),
 net_allow (destinations reachable from the network namespace: `net_relay.py`), disk_limit_bytes
 (what the command may add to its scratch folder: `disk_watch.py`), hide (folders covered by
 an empty tmpfs before `expose`: `linux_ns.FilesystemView.hide`).
 The shim writes one JSON object to CONFIG["report_fd"]:
     {"mechanisms": {...}, "warnings": [...],
      "command": {"returncode", "cpu_s", "peak_vm_bytes", "peak_rss_bytes",
-                 "wall_deadline_hit", "disk_limit_hit", "disk_peak_bytes"}}
+                 "wall_deadline_hit", "resident_limit_hit", "disk_limit_hit",
+                 "disk_peak_bytes"}}
 """
 
 from __future__ import annotations
@@ -183,13 +184,17 @@ class Shim:
         self.command_pid = child
         deadline_s = self.config.get("wall_deadline_s")
         deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        resident_limit = self.config.get("resident_mb")
         status, usage, peak, killed, deadline_hit, execed = None, None, 0, False, False, False
-        disk_hit = False
+        resident_hit = disk_hit = False
         while status is None:
             if not execed and select.select([exec_read], [], [], 0)[0]:
                 execed = True
             if execed:
                 peak = max(peak, tree.peak_vm_bytes(child))
+                resident_hit = resident_hit or (
+                    resident_limit is not None
+                    and tree.resident_bytes(child) > resident_limit * 1024 * 1024)
             signal.sigtimedwait([signal.SIGCHLD], SAMPLE_INTERVAL_S)
             for pid, pid_status, pid_usage in tree.reap_all():
                 if pid == child:
@@ -197,7 +202,8 @@ class Shim:
             overdue = deadline is not None and time.monotonic() > deadline
             disk_hit = disk_hit or (status is None and not killed and disk is not None
                                     and disk.over())
-            if status is None and not killed and (overdue or self.stop_requested or disk_hit):
+            if status is None and not killed and (overdue or self.stop_requested or resident_hit
+                                                  or disk_hit):
                 deadline_hit, killed = overdue, True
                 tree.kill_quietly(child)
                 if sweep:
@@ -216,6 +222,7 @@ class Shim:
             "peak_vm_bytes": peak,
             "peak_rss_bytes": usage.ru_maxrss * 1024,  # type: ignore[union-attr]  # KiB on Linux
             "wall_deadline_hit": deadline_hit,
+            "resident_limit_hit": resident_hit,
             "disk_limit_hit": disk_hit,
             "disk_peak_bytes": disk.peak_bytes if disk is not None else None,
         }
@@ -436,7 +443,7 @@ class Shim:
                 try:
                     ns.mount_proc()
                 except OSError as error:
-                    message["error"] = f"no private /proc: {error}"
+                    message["error"] = f"no writable private /proc: {error}"
             message["command"] = self.supervise(sweep=False)
         except BaseException:  # noqa: BLE001 - reported to the shim
             message["error"] = traceback.format_exc()

@@ -65,6 +65,11 @@ SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
 IFREQ_FORMAT = "16sh22x"
 
+# The parts of /proc that act on the whole machine, read-only in every contained /proc (the
+# set container runtimes keep read-only); /proc/sys is writable by uid 0 even without
+# capabilities.
+PROC_MACHINE_WIDE = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+
 SKELETON_OPTIONS = "mode=0755,size=1m,nr_inodes=4096"
 SHM_OPTIONS = "mode=1777,size=64m,nr_inodes=4096"
 
@@ -150,8 +155,30 @@ def bring_loopback_up() -> None:
 
 
 def mount_proc() -> None:
-    """A /proc of the current PID namespace (call from inside it), read-only."""
-    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
+    """A /proc of the current PID namespace (call from inside it) with its machine-wide parts
+    read-only (`protect_proc`); if they cannot be protected, all of it read-only.
+
+    The rest stays writable, as in a container runtime's /proc: a process names its own
+    threads through /proc/self/task/TID/comm, and CUDA's driver fails to start (error 304)
+    when that write is refused.
+    """
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    mount("proc", "/proc", "proc", flags)
+    try:
+        protect_proc()
+    except OSError:
+        mount(None, "/proc", None, MS_REMOUNT | MS_RDONLY | flags)
+        raise
+
+
+def protect_proc() -> None:
+    """Binds /proc's machine-wide parts (kernel settings, sysrq, IRQs, buses) read-only."""
+    for path in PROC_MACHINE_WIDE:
+        if not os.path.lexists(path):
+            continue
+        mount(path, path, None, MS_BIND | MS_REC)
+        mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+              | MS_NOEXEC)
 
 
 def _unescape(field: str) -> str:
@@ -257,8 +284,16 @@ class FilesystemView:
 
         Raises OSError when "/" itself cannot be made read-only.
         """
-        keep = [*self.writable, "/dev/pts"]
+        # /proc keeps per-process entries writable (see `mount_proc`); its machine-wide parts
+        # are protected instead.
+        keep = [*self.writable, "/dev/pts", "/proc"]
         failures = []
+        if os.path.isdir("/proc/self"):
+            try:
+                protect_proc()
+            except OSError as error:
+                keep.remove("/proc")
+                failures.append(f"/proc's machine-wide parts: {error.strerror}")
         for mount_point, flags in read_mounts():
             if any(_is_within(mount_point, folder) for folder in keep) or flags & MS_RDONLY:
                 continue

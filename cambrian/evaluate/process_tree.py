@@ -38,16 +38,25 @@ def kill_quietly(pid: int) -> None:
         pass
 
 
-def peak_vm_bytes(pid: int) -> int:
-    """VmPeak of a running process (0 when gone): the size RLIMIT_AS bounds."""
+def _status_bytes(pid: int, field: str) -> int:
     try:
         with open(f"/proc/{pid}/status") as handle:
             for line in handle:
-                if line.startswith("VmPeak:"):
+                if line.startswith(field):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def peak_vm_bytes(pid: int) -> int:
+    """VmPeak of a running process (0 when gone): the size RLIMIT_AS bounds."""
+    return _status_bytes(pid, "VmPeak:")
+
+
+def resident_bytes(pid: int) -> int:
+    """VmRSS of a running process (0 when gone): its memory actually in use."""
+    return _status_bytes(pid, "VmRSS:")
 
 
 def user_process_count(uid: int) -> int:

@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -28,6 +29,12 @@ from cambrian.evaluate.contracts import (
     detect_contract,
     run_command_contract,
     run_module_contract,
+)
+from cambrian.evaluate.devices import (
+    DevicePool,
+    NoDeviceError,
+    device_env,
+    missing_gpu_message,
 )
 from cambrian.evaluate.network import resolve_destinations
 from cambrian.evaluate.peer_helpers import with_peer_helpers
@@ -73,6 +80,12 @@ class EvaluatorSettings:
     # Evaluate in a warm interpreter (warm_worker.py: forked per evaluation, same containment)
     # instead of starting a fresh one each time.
     warm_worker: bool = False
+    # GPUs each evaluation holds (devices.py); 0: it sees none. `gpu_ids`: the GPUs to lease
+    # from (None: those each job brings, `pin_gpus`, as on Ray); `share_gpus`: concurrent
+    # evaluations may hold the same GPU.
+    gpus: int = 0
+    share_gpus: bool = False
+    gpu_ids: tuple[str, ...] | None = None
 
 
 class ProgramEvaluator:
@@ -104,10 +117,26 @@ class ProgramEvaluator:
                 network_allow=resolve_destinations(settings.network_allow),
                 disk_limit_mb=settings.disk_limit_mb),
         )
+        self.devices: DevicePool | None = None
+        if settings.gpus > 0:
+            if settings.gpu_ids is not None:
+                self.pin_gpus(settings.gpu_ids)
+            # The memory limit bounds the resident size instead of the address space.
+            self.limits = dataclasses.replace(
+                self.limits, memory_limit_mb=None,
+                containment=dataclasses.replace(self.limits.containment or ContainmentPolicy(),
+                                                resident_limit_mb=settings.memory_limit_mb))
+        else:
+            self.limits = dataclasses.replace(self.limits, env={**device_env(()), **env})
         self.warm: WarmWorker | None = self._warm_worker() if settings.warm_worker else None
         self._cold_limits = self.limits
         if self.warm is not None:
             self.limits = dataclasses.replace(self.limits, warm=self.warm)
+
+    def pin_gpus(self, gpus: Sequence[str]) -> None:
+        """Lease from `gpus` from now on (a Ray job's own, as Ray assigned them)."""
+        if self.settings.gpus > 0:
+            self.devices = DevicePool(gpus, self.settings.gpus, share=self.settings.share_gpus)
 
     def _warm_worker(self) -> WarmWorker:
         """Preloads what the evaluator's script imports, never a name its folder holds."""
@@ -144,12 +173,26 @@ class ProgramEvaluator:
 
     async def evaluate(self, source: str, work_dir: Path) -> EvaluationResult:
         """Writes `source` into work_dir, runs the evaluator on it and returns its verdict
-        (again cold, from a fresh scratch folder, if the warm worker died meanwhile)."""
+        (again cold, from a fresh scratch folder, if the warm worker died meanwhile). A task
+        that asks for GPUs waits for its own first (`devices.py`)."""
+        if self.settings.gpus > 0 and self.devices is None:
+            raise NoDeviceError(missing_gpu_message(self.settings.gpus, []))
+        if self.devices is None:
+            return await self._evaluate_once(source, work_dir, self.limits, self._cold_limits)
+        async with self.devices.lease() as gpus:
+            pinned = [dataclasses.replace(limits, env={**limits.env, **device_env(gpus)})
+                      for limits in (self.limits, self._cold_limits)]
+            result = await self._evaluate_once(source, work_dir, *pinned)
+        result.extra["gpus"] = list(gpus)
+        return result
+
+    async def _evaluate_once(self, source: str, work_dir: Path, limits: SandboxLimits,
+                             cold_limits: SandboxLimits) -> EvaluationResult:
         try:
-            return await self._evaluate(source, work_dir, self.limits)
+            return await self._evaluate(source, work_dir, limits)
         except WarmWorkerLost as lost:
             log.warning("%s; evaluating %s again in a fresh interpreter", lost, work_dir)
-            return await self._evaluate(source, work_dir, self._cold_limits)
+            return await self._evaluate(source, work_dir, cold_limits)
 
     async def _evaluate(self, source: str, work_dir: Path,
                         limits: SandboxLimits) -> EvaluationResult:

@@ -217,6 +217,8 @@ def _judge(
         return _Verdict(disk_exceeded=True)
     if killed_by_timeout or outcome.get("wall_deadline_hit"):
         return _Verdict(timed_out=True)
+    if outcome.get("resident_limit_hit"):
+        return _Verdict(memory_exceeded=True)
     if returncode == 0:
         return _Verdict()
     if returncode == -signal.SIGXCPU:

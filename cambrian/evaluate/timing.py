@@ -9,13 +9,14 @@ compare_speed``): standard library only, plus PyTorch when it is there and a GPU
   function enough times to last ``min_sample_s`` (a 10 µs kernel is not timed one launch at
   a time) and is framed by device synchronisation, so queued GPU work is counted.
 - :func:`compare_speed`: candidate and reference timed in the same process, interleaved round
-  by round in alternating order (drift in clocks or load hits both alike), with the reference
-  timed twice per round. The reference against itself measures the noise; a speed-up counts
+  by round, each round in another order of the three (drift in clocks or load, and the position
+  in a round, hit both alike), with the reference timed twice per round. The reference against itself measures the noise; a speed-up counts
   (``credited``) only when it exceeds that noise and its own uncertainty.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 BOOTSTRAP_RESAMPLES = 400
+ROUND_ORDERS = tuple(itertools.permutations(("ref", "cand", "ref2")))
 CONFIDENCE = 0.95
 # Below this the noise estimate is not trusted: a speed-up must beat at least 1 %.
 MIN_NOISE = 0.01
@@ -148,7 +150,9 @@ def compare_speed(candidate: Callable[[], Any], reference: Callable[[], Any], *,
     calls_candidate = _calls_for(candidate, sync, min_sample_s)
     cand_times, ref_times, ref_again = [], [], []
     for index in range(rounds):
-        order = ("ref", "cand", "ref2") if index % 2 == 0 else ("ref2", "cand", "ref")
+        # Every position in turn for each of the three, so no position effect (a cache warmed
+        # by the call before) favours one of them.
+        order = ROUND_ORDERS[index % len(ROUND_ORDERS)]
         for which in order:
             if which == "cand":
                 cand_times.append(_timed(candidate, calls_candidate, sync) / calls_candidate)

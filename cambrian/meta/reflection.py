@@ -11,8 +11,8 @@ The reply is parsed strictly (a reply without one usable line fails the step, an
 backs off); the reflection is stored as a ``reflection`` event through the recorder. Its ideas
 to try and things to avoid reach later mutation prompts (``reflection.per_prompt`` of them each,
 after the scratchpad's, so a prompt too tight for both keeps the scratchpad's); a favour or
-avoid naming an intent is a weight for the schedule, read with
-``cambrian.store.reflections.latest_reflection(store).intent_weights()``.
+avoid naming an intent weighs the schedule's draw (the hook's ``steer``: 2 favoured, 0.5
+avoided), also read with ``cambrian.store.reflections.latest_reflection(store).intent_weights()``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 from cambrian.config import RunConfig
 from cambrian.config.reflection import ReflectionConfig
 from cambrian.core.events import AVOID, FAVOUR, TRY, Event, Recommendation, Reflection
-from cambrian.core.hooks import LoopHook, StepFailed
+from cambrian.core.hooks import LoopHook, Steering, StepFailed
 from cambrian.core.objective import Objective
 from cambrian.llm.base import GenerationParams, LLMRequest, Message
 from cambrian.llm.gateway import LLMGateway
@@ -119,6 +119,11 @@ class SelfReflection(LoopHook):
         take = min(self.config.per_prompt, len(pool))
         picks = rng.choice(len(pool), size=take, replace=False) if take else []
         return tuple(pool[int(i)] for i in sorted(picks))
+
+    def steer(self, rng: Any) -> Steering | None:
+        """The latest reflection's favoured and avoided intents weigh the schedule's draw."""
+        weights = self.latest.intent_weights() if self.latest else {}
+        return Steering(intent_weights=weights) if weights else None
 
     async def step(self, evaluated: int) -> list[Event]:
         """A reflection; one that got no usable recommendation fails (the loop backs off)."""

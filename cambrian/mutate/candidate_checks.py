@@ -18,7 +18,7 @@ from cambrian.mutate.file_checks import (
 )
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
-from cambrian.mutate.step_wiring import step_contract_error, unwritten_step_error
+from cambrian.mutate.step.wiring import step_contract_error, unwritten_step_error
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task

@@ -23,11 +23,9 @@ from cambrian.mutate.file_prompts import has_fixed_files, program_listing
 from cambrian.mutate.file_replies import reply_shape
 from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.grammars import format_instructions
-from cambrian.mutate.intents import intent_instruction
+from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.setting_lines import offers_setting_lines
-from cambrian.mutate.step_wiring import scaffold, step_instruction
-from cambrian.mutate.strategies import STEP_MOVES, StrategyChoice
-from cambrian.mutate.tuning_targets import tuning_targets_text
+from cambrian.mutate.strategies import StrategyChoice
 from cambrian.task.blocks import BlockError, parse_regions
 from cambrian.task.folder import Task
 
@@ -205,18 +203,13 @@ class PromptBuilder:
         ``intent`` (tuning, strategy...) when the mutation schedule chose one, and ``strategy``
         the concrete method a strategy proposal builds in (cambrian/mutate/strategies.py), and
         ``focus`` the function a focused edit works on (cambrian/mutate/focus.py)."""
-        task_text = intent_instruction(intent) if intent else TASK_INTENT[kind]
-        step = (scaffold(parent.source, self.task.language, self.task.step_score)
-                if intent == "improve_step" else None)
-        if step is not None:
-            task_text = step_instruction(step, focus or step.score, strategy or STEP_MOVES[0])
-        elif strategy:
-            task_text = StrategyChoice(strategy).instruction
-        if focus and step is None:
-            task_text = focused_instruction(task_text, focus)
-        if intent == "tuning":
-            targets = tuning_targets_text(parent.source, self.task.language)
-            task_text += "\n" + targets if targets else ""
+        if intent:
+            task_text = INTENTS.get(intent).task_text(
+                parent.source, self.task.language, given_score=self.task.step_score,
+                strategy=strategy, focus=focus)
+        else:
+            task_text = StrategyChoice(strategy).instruction if strategy else TASK_INTENT[kind]
+            task_text = focused_instruction(task_text, focus) if focus else task_text
         noun = self.task.language.noun
         if self.task.language.text:
             task_text = text_artifacts.task_text(intent, kind, strategy) or task_text

@@ -27,6 +27,7 @@ from cambrian.mutate.filters import ChildFilter, FilterVerdict, ProposedChild
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.formats.choice import format_named, reply_format
 from cambrian.mutate.grammars import grammar_for
+from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import ContextBuilder, ProgramView, PromptTooLarge
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.setting_lines import offers_setting_lines
@@ -55,6 +56,8 @@ class ProposalRequest:
     # system prompt, mutation intent... it was given), so the trace can tell.
     tags: dict[str, Any] = field(default_factory=dict)
     preamble: str | None = None  # a co-evolved system prompt replacing the default role text
+    temperature: float | None = None  # None: the arm's (a search phase may set it)
+    models: frozenset[str] = frozenset()  # model labels this proposal may use (empty: any)
 
 
 @dataclass
@@ -132,7 +135,8 @@ class Proposer:
             result.errors.append(str(exc))
             return result
         params = GenerationParams(
-            temperature=arm.temperature, max_tokens=reply_tokens,
+            temperature=(arm.temperature if request.temperature is None
+                         else request.temperature), max_tokens=reply_tokens,
             stop=code_block_stop(fmt, caps.local, self.language) if not files else (),
             grammar=(grammar_for(fmt, self.language, blocks,
                                  settings=offers_setting_lines(fmt, request.parent.source,
@@ -161,8 +165,8 @@ class Proposer:
             made = await child_from_reply(
                 self.task, self.recorder.store, request.parent.source, fmt, response,
                 new_method_asked=bool(request.tags.get(STRATEGY_NOTE)),
-                step_function=(request.tags.get(FOCUS_NOTE)
-                               if request.tags.get("intent") == "improve_step" else None),
+                **(INTENTS.get(request.tags["intent"]).check_options(request.tags)
+                   if request.tags.get("intent") else {}),
                 max_tokens=params.max_tokens)
             if not isinstance(made, Refusal):
                 source, description, notes = made
@@ -268,8 +272,9 @@ class Proposer:
                 generation=request.generation, island=request.island, parent_id=request.parent.id,
                 operator=request.kind, status=status, language=self.language.name, source=source,
                 description=description, model=arm.model.label, context_id=context_id,
-                error=error, notes={**request.tags, **notes, "temperature": arm.temperature,
-                                    "arm": arm.key}),
+                error=error, notes={**request.tags, **notes, "arm": arm.key,
+                                    "temperature": (arm.temperature if request.temperature is None
+                                                    else request.temperature)}),
             parents=(request.parent.id,) if pending else (),
             inspirations=tuple(i.id for i in request.inspirations) if pending else (),
             arm=arm.key)

@@ -24,7 +24,7 @@ store on resume: every scheduled child carries its intent in its notes.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class MutationSchedule:
         self.objective = objective
         self.store = store
         self.intents: list[MutationIntent] = [
-            INTENTS[name] for name in config.types if INTENTS[name].kind in allowed
+            INTENTS.get(name) for name in config.types if INTENTS.get(name).kind in allowed
         ]
         self.history: dict[str, deque[bool]] = {
             intent.name: deque(maxlen=config.window) for intent in self.intents
@@ -96,11 +96,13 @@ class MutationSchedule:
         return self.config.floor + rate
 
     def weights(self, progress: float, has_inspirations: bool = True,
-                unusable: Collection[str] = ()) -> dict[str, float]:
+                unusable: Collection[str] = (),
+                multipliers: Mapping[str, float] | None = None) -> dict[str, float]:
         """Normalised probability of each schedulable intent (empty when none is possible).
         ``unusable``: intents the parent gives nothing to work on. Without numeric settings,
         "tune the parameters only" (a small model then sends the program back unchanged, or
-        invents a parameter); without an entry function to wire a step to, improve_step."""
+        invents a parameter); without an entry function to wire a step to, improve_step.
+        ``multipliers``: a search phase's mix (`core.hooks.Steering`), by intent name."""
         usable = [i for i in self.intents if (has_inspirations or i.kind != "cross")
                   and i.name not in unusable]
         explore = [i for i in usable if i.phase == "explore"]
@@ -111,21 +113,23 @@ class MutationSchedule:
             total = sum(i.phase_share for i in group)
             for intent in group:
                 raw[intent.name] = (group_share * intent.phase_share / total
-                                    * self.success_factor(intent.name))
+                                    * self.success_factor(intent.name)
+                                    * (multipliers or {}).get(intent.name, 1.0))
         norm = sum(raw.values())
         return {name: w / norm for name, w in raw.items()} if norm > 0 else {}
 
     def choose(
         self, rng: np.random.Generator, evaluated: int, has_inspirations: bool,
-        unusable: Collection[str] = (),
+        unusable: Collection[str] = (), multipliers: Mapping[str, float] | None = None,
     ) -> MutationIntent | None:
         """The intent of the next proposal; None when no scheduled intent can be used."""
-        weights = self.weights(self.progress(evaluated), has_inspirations, unusable)
+        weights = self.weights(self.progress(evaluated), has_inspirations, unusable,
+                               multipliers)
         if not weights:
             return None
         names = list(weights)
         probs = np.array([weights[n] for n in names])
-        return INTENTS[names[int(rng.choice(len(names), p=probs / probs.sum()))]]
+        return INTENTS.get(names[int(rng.choice(len(names), p=probs / probs.sum()))])
 
     # ------------------------------------------------------------------ outcomes
 

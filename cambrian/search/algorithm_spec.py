@@ -24,3 +24,6 @@ class AlgorithmSpec:
     # The ``database.*`` settings it reads besides ``num_islands`` (the shared archive section
     # is shinka's); setting another one for this algorithm is an error, not silently ignored.
     database_keys: frozenset[str] = frozenset()
+    # Loop parts the algorithm turns on whatever their own section says: "phases",
+    # "reflection", "niches" (their settings still come from those sections).
+    features: frozenset[str] = frozenset()

@@ -62,6 +62,17 @@ class BudgetManager:
             shares.append(self.elapsed_s() / self.config.max_wall_time_s)
         return min(1.0, max(shares))
 
+    def position(self, evaluated: int) -> float:
+        """The share of the binding budget spent: ``progress``, or money or tokens when they
+        run out faster (search phases split the budget by it: seed 004 §10.9)."""
+        spend = self.spend()
+        shares = [self.progress(evaluated)]
+        for spent, cap in ((spend.cost_usd, self.config.max_cost_usd),
+                           (spend.tokens, self.config.max_tokens)):
+            if cap:
+                shares.append(spent / cap)
+        return min(1.0, max(shares))
+
     def behind_schedule(self, evaluated: int) -> bool:
         """True when money or tokens are being spent faster than the run progresses."""
         spend = self.spend()

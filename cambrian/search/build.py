@@ -7,6 +7,7 @@ how the budget checks see the proposals in flight.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ from cambrian.core.plugins import load_plugins
 from cambrian.core.registry import UnknownName
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.evaluate.executors import build_executor
+from cambrian.evaluate.factory import device_request, evaluation_slots_here
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
 from cambrian.llm.gateway import LLMGateway
@@ -38,21 +40,24 @@ from cambrian.meta.reflection import build_reflection
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
+from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
-from cambrian.mutate.step_wiring import given_score_error
+from cambrian.mutate.step.wiring import given_score_error
 from cambrian.mutate.strategies import STEP_MOVES, StrategyMenu, general_strategies
 from cambrian.search.archive import Archive
 from cambrian.search.budget import BudgetManager
 from cambrian.search.commit import Committer
 from cambrian.search.context import LoopCounters, Progress, RunContext
 from cambrian.search.control import RunControl
+from cambrian.search.decomposition import Decomposition
 from cambrian.search.engine import Evolution
 from cambrian.search.environment_watch import EnvironmentWatch
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
 from cambrian.search.hooks import HookServices, case_evaluator
 from cambrian.search.niches.wiring import build_niches, check_niches
 from cambrian.search.novelty import NoveltyIndexing, build_novelty_filter
+from cambrian.search.phases import PhaseController
 from cambrian.search.preflight import Preflight
 from cambrian.search.prelude import FirstProgramHook
 from cambrian.search.proposals import ProposalSlots
@@ -74,10 +79,19 @@ from cambrian.tracking.tracker import build_tracker
 if TYPE_CHECKING:
     from cambrian.evaluate.distributed.llm_replicas import ModelReplicas
 
+log = logging.getLogger(__name__)
 
-def check_task_settings(task: Task) -> None:
+
+def check_task_settings(task: Task, config: RunConfig | None = None) -> None:
     """The settings naming task files that only the task can confirm: the improvement step's
-    score the task gives must wire to its initial program."""
+    score the task gives must wire to its initial program; a decomposition's combiner must be
+    a file of the task folder."""
+    combiner = config.decomposition.combiner if config is not None else None
+    if combiner is not None:
+        path = (task.root / combiner).resolve()
+        if not path.is_file() or not path.is_relative_to(task.root.resolve()):
+            raise ConfigError(f"decomposition.combiner: '{combiner}' is not a file of the task "
+                              f"folder {task.root}")
     if task.step_score is not None:
         if error := given_score_error(task.initial_source, task.step_score, task.language):
             raise ConfigError(error)
@@ -98,6 +112,22 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
                 registry.get(name)
             except UnknownName as exc:
                 raise ConfigError(f"llm.models[{index}].{setting}: {exc}") from None
+    labels = {model.label for model in config.llm.models}
+    for phase, wanted in config.phases.models.items():
+        for label in wanted:
+            if label not in labels:
+                raise ConfigError(f"phases.models.{phase}: no model is labelled '{label}' "
+                                  f"(llm.models labels: {', '.join(sorted(labels))})")
+    for intent, wanted in config.mutation.intent_models.items():
+        for label in wanted:
+            if label not in labels:
+                raise ConfigError(f"mutation.intent_models.{intent}: no model is labelled "
+                                  f"'{label}' (llm.models labels: {', '.join(sorted(labels))})")
+    for name in config.mutation.types:
+        try:
+            INTENTS.get(name)
+        except UnknownName as exc:
+            raise ConfigError(f"mutation.types: {exc}") from None
     check_replicas(config)
     make_selector(config)
     if new_run:
@@ -107,6 +137,27 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
         get_component(kind, getattr(config.search, kind))
     check_niches(config)
     check_extras(config)  # an optional dependency the config needs, e.g. llama.cpp
+    check_devices(config)
+
+
+def with_algorithm_features(config: RunConfig) -> RunConfig:
+    """The run's configuration with the loop parts its search algorithm turns on (``contest``:
+    niches, phases, reflection) enabled; their settings stay the sections' own."""
+    features = get_algorithm(config.search.algorithm).features
+    update = {name: getattr(config, name).model_copy(update={"enabled": True})
+              for name in ("niches", "phases", "reflection")
+              if name in features and not getattr(config, name).enabled}
+    return config.model_copy(update=update) if update else config
+
+
+def check_devices(config: RunConfig) -> None:
+    """GPUs the task asks for: this machine must offer them (unless its fallback is the CPU);
+    a judged task's compiled programs hold none."""
+    if config.evaluation.devices.gpu and config.judge is not None:
+        raise ConfigError("evaluation.devices.gpu: a judged task's programs run on the CPU; "
+                          "evaluate GPU code with an evaluator script instead of judge:")
+    if config.execution.backend == "local":
+        device_request(config.evaluation.devices)  # Ray's GPUs are the cluster's
 
 
 def check_replicas(config: RunConfig) -> None:
@@ -138,6 +189,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     """A run ready to ``await evolution.run()``. ``evaluator``: anything with
     ``async evaluate(source, work_dir)`` (see ``cambrian/evaluate/executor.py``)."""
     load_plugins(config.search.plugins)  # they may register components used below
+    config = with_algorithm_features(config)
     bus = EventBus()
     for subscriber in subscribers:
         bus.subscribe(subscriber)
@@ -155,6 +207,13 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     gateway = LLMGateway(
         config.llm.models, providers, recorder,
         budget=budget.stop_reason, max_reply_chars=config.llm.max_reply_chars)
+    slots = (evaluation_slots_here(config) if config.execution.backend == "local"
+             else config.evolution.max_parallel_evaluations)
+    if slots < config.evolution.max_parallel_evaluations:
+        log.info("evaluations run %d at a time: one per %d GPU(s) of this machine", slots,
+                 config.evaluation.devices.gpu)
+        config = config.model_copy(update={"evolution": config.evolution.model_copy(
+            update={"max_parallel_evaluations": slots})})
     ctx = RunContext(run_dir, task, config, store, recorder, gateway, budget, objective, counters)
     rng = np.random.default_rng(config.evolution.seed)
     saved_rng = store.state.get("rng")
@@ -206,8 +265,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
          *(general_strategies(task.language) if mutation.general_strategies else ())],
         store, objective,
         moves=[*mutation.improve_moves, *(STEP_MOVES if mutation.general_moves else ())])
-        if schedule is not None
-        and {"strategy", "improve_step"} & set(config.mutation.types) else None)
+        if schedule is not None and any(INTENTS.get(name).draws_method
+                                        for name in config.mutation.types) else None)
 
     def set_brief(brief: str | None) -> None:
         proposer.prompts.brief = brief
@@ -247,8 +306,21 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
                                           task.problem_statement or "")
     tagger = build_niches(config, selector, gateway, recorder, objective,  # strategy niches
                           task.language.fence_tag)
+    phases = (PhaseController(
+        config.phases, store, recorder, objective, evaluated=progress.evaluations_spent,
+        budget_position=budget.position,
+        niche_count=(lambda: len(set(tagger.book.families().values())))
+        if tagger is not None else lambda: None)
+        if config.phases.enabled else None)
+    decomposition = (Decomposition(
+        config.decomposition, store, recorder, objective, task_root=task.root,
+        work_root=ctx.work_root, record_child=committer.direct_child,
+        families=tagger.book.families if tagger is not None else dict)
+        if config.decomposition.subproblems else None)
+    if decomposition is not None:
+        committer.listeners.append(lambda row, record: decomposition.observe(row.id))
     hooks.extend(h for h in (tuner, scratchpad, reflection, algorithm_hooks, prompt_archive,
-                             tagger) if h is not None)
+                             tagger, phases, decomposition) if h is not None)
 
     guidance = GuidanceBoard(recorder, run_dir)
     requests = RequestBuilder(

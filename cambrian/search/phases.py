@@ -11,8 +11,9 @@ whose money is gone ends as surely as one whose calls are.
 **Adaptive transitions** (seed 004 §10.10): a phase ends when its share is spent, or earlier
 when it stagnates (`phases.stagnation` evaluations without a better best, at least
 `min_phase_share` of its share spent, and, for exploration, at least `min_strategies` strategy
-niches found when niches are tagged). A breakthrough (a best `breakthrough` better, relatively,
-than the phase's starting best) extends the phase by `extension` of the budget.
+niches found when niches are tagged). A breakthrough in the second half of a phase (a best
+`breakthrough` better, relatively, than the phase's starting best) extends the phase by
+`extension` of the budget, at most half of what the phases after it have left.
 
 **Stagnation recovery** (seed 004 §10.6): a phase that stagnates but may not move on (too
 early, or polishing, the last) tries, in turn, a hotter temperature, an intent mix turned
@@ -150,8 +151,13 @@ class PhaseController(LoopHook):
         gain = self.objective.gain(best, start)
         if gain < self.config.breakthrough * max(abs(start), 1e-12):
             return
-        room = 1.0 - self.phase_end(position.phase)
-        extension = min(self.config.extension, room)
+        end = self.phase_end(position.phase)
+        share = end - position.started_at
+        at = self.budget_position(evaluated)
+        if share > 0 and (at - position.started_at) / share < 0.5:
+            return  # early in the phase there is time left to follow it up
+        # Taken from the phases after it, which keep at least half of what they had.
+        extension = min(self.config.extension, (1.0 - end) / 2)
         if extension <= 0 or position.extensions.get(position.phase, 0.0) >= self.config.extension:
             return
         position.extensions[position.phase] = position.extensions.get(position.phase, 0.0) + extension

@@ -15,6 +15,7 @@ from cambrian.core.hooks import LoopHook
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.containment import containment_report, missing_mechanisms
+from cambrian.evaluate.devices import relaxed_for_devices
 from cambrian.evaluate.missing_module import missing_module, missing_module_advice
 from cambrian.mutate.file_checks import syntax_error_files
 from cambrian.search.context import RunAborted, RunContext
@@ -79,11 +80,20 @@ class Preflight(LoopHook):
         on another machine); a missing mechanism is a warning, never a failure."""
         report = await asyncio.to_thread(containment_report)
         missing = missing_mechanisms(report, self.ctx.config.evaluation.isolate_network)
+        evaluation = self.ctx.config.evaluation
+        gpus = list(getattr(getattr(self.queue.executor.evaluator, "devices", None), "gpus", ()))
+        if evaluation.devices.gpu and self.ctx.config.execution.backend == "ray":
+            gpus = [f"{evaluation.devices.gpu} per evaluation, as Ray assigns them"]
+        relaxed = (relaxed_for_devices(evaluation.memory_limit_mb, evaluation.devices.share)
+                   if gpus else [])
         self.ctx.recorder.emit(ContainmentChecked(missing=missing,
-                                                  warnings=str(report.get("warnings", ""))))
+                                                  warnings=str(report.get("warnings", "")),
+                                                  relaxed=relaxed, gpus=gpus))
         if missing:
             log.warning("the sandbox lacks %s on this machine (python -m "
                         "cambrian.evaluate.containment says why)", ", ".join(missing))
+        for relaxation in relaxed:
+            log.info("sandbox relaxed: %s", relaxation)
 
     def _check_source(self, source: str) -> None:
         language = self.ctx.task.language

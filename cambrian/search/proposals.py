@@ -42,11 +42,16 @@ class ProposalSlots:
         return (ctx.config.evolution.generations - self.progress.evaluations_spent()
                 - self.progress.pending - ctx.counters.proposals_in_flight)
 
-    def choose_arm(self) -> Arm:
-        allowed = None
+    def choose_arm(self, models: frozenset[str] = frozenset()) -> Arm:
+        """The bandit's arm among those of ``models`` (a search phase's; empty: any), the
+        cheaper ones while spending is ahead of the run's progress."""
+        allowed = ({a.key for a in self.ensemble.arms if a.model.label in models} or None
+                   if models else None)
         if self.ctx.budget.behind_schedule(self.progress.evaluations_spent()):
-            allowed = self.ctx.budget.cheaper_arms({a.key: a.model.label
+            cheaper = self.ctx.budget.cheaper_arms({a.key: a.model.label
                                                     for a in self.ensemble.arms})
+            if cheaper is not None:
+                allowed = (allowed & cheaper or allowed) if allowed is not None else cheaper
         return self.ensemble.choose(self.requests.rng, allowed)
 
     async def run(self, generation: int) -> int | None:
@@ -72,7 +77,7 @@ class ProposalSlots:
             relaxed = frozenset(name for name, count in refusals.items()
                                 if count >= self.filter_allowances.get(name, 0))
             request = replace(request, relaxed_filters=relaxed)
-            arm = self.choose_arm()
+            arm = self.choose_arm(request.models)
             result = await self.proposer.propose(request, arm)
             ctx.counters.note_errors(result.errors)
             if result.outcome is ProposalOutcome.FATAL:

@@ -6,33 +6,31 @@ proposal saw."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from cambrian.config import RunConfig
-from cambrian.core.hooks import LoopHook
+from cambrian.core.hooks import LoopHook, Steering
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.case_feedback import stored_cases
 from cambrian.evaluate.judge.verdicts import Verdict
 from cambrian.lang.languages import Language
 from cambrian.meta.guidance import GuidanceBoard
-from cambrian.mutate.focus import FOCUSED_INTENTS, choose_focus
-from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
-from cambrian.mutate.improve_step import Scaffold
+from cambrian.mutate.intent import IntentServices, PreparedIntent
+from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
-from cambrian.mutate.step_wiring import scaffold
-from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import StrategyMenu
-from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.search.algorithm import Selector
 from cambrian.search.history import lineage_history_note, tried_ideas_note
 from cambrian.search.recycling import deletion_history_note
 from cambrian.store.store import Store
+
+MAX_TEMPERATURE = 1.5  # a phase's scale never pushes a proposal past this
 
 
 class RequestBuilder:
@@ -64,9 +62,9 @@ class RequestBuilder:
         self.mutation_schedule = mutation_schedule
         self.strategies = strategies
         self.language = language
-        self._settings: dict[int, bool] = {}  # parent id -> it holds numeric settings
-        self._scaffolds: dict[int, Scaffold | None] = {}  # parent id -> its improvement step
         self._views: dict[int, ProgramView] = {}
+        self.intent_services = IntentServices(self.view, store, language, strategies,
+                                              given_score)
 
     # ------------------------------------------------------------------ program views
 
@@ -120,82 +118,70 @@ class RequestBuilder:
             parent = failed[int(self.rng.integers(len(failed)))]
             island = int(self.rng.integers(self.config.database.num_islands))
             return ProposalRequest(generation, island, "fix", self.view(parent.id))
+        steering = self._steering()
+        if steering.restart_parent is not None and self.store.candidates.exists(
+                steering.restart_parent):
+            sample = replace(sample, parent_id=steering.restart_parent)
+        if steering.inspirations is not None:
+            sample = replace(sample, inspiration_ids=tuple(
+                i for i in steering.inspirations if self.store.candidates.exists(i)))
         inspiration_ids = list(sample.inspiration_ids)
-        kind, intent = ((sample.kind, None) if sample.kind
-                        else self.choose_kind(bool(inspiration_ids),
-                                              self._unusable_intents(sample.parent_id)))
+        if steering.intent is not None and not sample.kind:
+            kind, intent = INTENTS.get(steering.intent).kind, steering.intent
+        else:
+            kind, intent = ((sample.kind, None) if sample.kind
+                            else self.choose_kind(bool(inspiration_ids),
+                                                  self._unusable_intents(sample.parent_id),
+                                                  steering.intent_weights))
         if kind == "cross" and len(inspiration_ids) > 1:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
             note for hook in self.hooks for note in hook.prompt_notes(self.rng))
-        tags: dict[str, Any] = {"intent": intent} if intent else {}
-        parent_id = sample.parent_id
-        step = self._scaffold(parent_id) if intent == "improve_step" else None
-        if step is not None and step.score in step.stubs:
-            # A child already wrote this step's score: go on with its move.
-            parent_id = self._scored_child(parent_id) or parent_id
-            step = self._scaffold(parent_id)
-        parent = self.view(parent_id)
-        if step is not None:
-            # The model works on the parent with the step wired in (it behaves the same).
-            parent = replace(parent, source=step.source)
-            tags[FOCUS_NOTE] = step.to_write(self.rng)
-        writes_move = step is not None and tags[FOCUS_NOTE] == step.change
-        if (intent == "strategy" or writes_move) and self.strategies is not None:
-            choice = self.strategies.choose(self.rng, parent_id, moves=writes_move)
-            if choice is not None:
-                tags[STRATEGY_NOTE] = choice.text
-        if intent in FOCUSED_INTENTS and self.language is not None:
-            focus = choose_focus(self.rng, parent.source, self.language)
-            if focus is not None:
-                tags[FOCUS_NOTE] = focus
+        tags: dict[str, Any] = {**steering.tags, **({"intent": intent} if intent else {})}
+        prepared = (INTENTS.get(intent).prepare(sample.parent_id, self.intent_services, self.rng)
+                    if intent else PreparedIntent(sample.parent_id))
+        parent = self.view(prepared.parent_id)
+        if prepared.source is not None:
+            parent = replace(parent, source=prepared.source)
+        tags.update(prepared.tags)
+        temperature = None
+        if steering.intent_temperatures and intent:
+            base = INTENTS.get(intent).temperature
+            if base is not None:
+                temperature = round(min(MAX_TEMPERATURE, base * steering.temperature_scale), 3)
+        models = steering.models
+        per_intent = frozenset(self.config.mutation.intent_models.get(intent or "", ()))
+        if per_intent:
+            models = models & per_intent or models if models else per_intent
         return ProposalRequest(
             generation, sample.island, kind, parent,
             tuple(self.view(i) for i in inspiration_ids), notes, tags=tags,
+            temperature=temperature, models=models,
         )
 
+    def _steering(self) -> Steering:
+        """What the hooks say of the next proposal (a search phase), combined."""
+        steering = Steering()
+        for hook in self.hooks:
+            said = hook.steer(self.rng)
+            if said is not None:
+                steering = steering.combined(said)
+        return steering
+
     def _unusable_intents(self, parent_id: int) -> set[str]:
-        unusable = set() if self._has_settings(parent_id) else {"tuning"}
-        return unusable if self._scaffold(parent_id) is not None else unusable | {"improve_step"}
+        """The scheduled intents the parent gives nothing to work on."""
+        schedule = self.mutation_schedule
+        intents = schedule.intents if schedule is not None else []
+        return {intent.name for intent in intents
+                if not intent.usable(parent_id, self.intent_services)}
 
-    def _scaffold(self, parent_id: int) -> Scaffold | None:
-        """The parent with an improvement step wired after its entry function (Python, C++),
-        found once per parent."""
-        if self.language is None:
-            return None
-        if parent_id not in self._scaffolds:
-            self._scaffolds[parent_id] = scaffold(self.view(parent_id).source, self.language,
-                                                  self.given_score)
-        return self._scaffolds[parent_id]
-
-    def _scored_child(self, parent_id: int) -> int | None:
-        """The newest correct child of the parent whose improvement step has its score written
-        and its move still a stub: one proposal writes one of them, and a child with only a
-        score scores like its parent, so selection alone rarely comes back to it."""
-        for child in reversed(self.store.candidates.children(parent_id)):
-            if child.status is not CandidateStatus.CORRECT:
-                continue
-            step = self._scaffold(child.id)
-            if step is not None and step.stubs == {step.change}:
-                return child.id
-        return None
-
-    def _has_settings(self, parent_id: int) -> bool:
-        """Whether the parent holds numeric settings a tuning proposal could change (found
-        once per parent: a program does not change)."""
-        if self.language is None:
-            return True
-        if parent_id not in self._settings:
-            self._settings[parent_id] = bool(tuning_target_lines(
-                self.view(parent_id).source, self.language, limit=1))
-        return self._settings[parent_id]
-
-    def choose_kind(self, has_inspirations: bool,
-                    unusable: Collection[str] = ()) -> tuple[str, str | None]:
+    def choose_kind(self, has_inspirations: bool, unusable: Collection[str] = (),
+                    intent_weights: Mapping[str, float] | None = None,
+                    ) -> tuple[str, str | None]:
         """(patch kind, mutation intent); the intent is None when the schedule is off."""
         if self.mutation_schedule is not None:
             intent = self.mutation_schedule.choose(self.rng, self.evaluated(), has_inspirations,
-                                                   unusable)
+                                                   unusable, intent_weights)
             if intent is not None:
                 return intent.kind, intent.name
         evo = self.config.evolution

@@ -265,6 +265,7 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
         entry_file=initial.relative_to(root).as_posix() if program_files else None,
     )
 
+
 def _listed_files(root: Path, patterns: list[str],
                   entry: str | None) -> tuple[tuple[str, ...], str]:
     """The paths ``task.files`` names (globs expanded, in order, each once) and the entry."""
@@ -293,10 +294,7 @@ def _read_program_files(root: Path, paths: tuple[str, ...]) -> str:
     several files marks what may change with EVOLVE-BLOCKs (its other files are fixed)."""
     files = []
     for relative in paths:
-        try:
-            text = (root / relative).read_text()
-        except UnicodeDecodeError:
-            raise TaskError(f"{root / relative} is not a UTF-8 text file") from None
+        text = read_task_text(root / relative, "a file of task.files")
         try:
             parse_regions(text)
         except BlockError as exc:
@@ -314,7 +312,6 @@ def _read_program_files(root: Path, paths: tuple[str, ...]) -> str:
             "several files marks what may change with EVOLVE-BLOCK-START/EVOLVE-BLOCK-END "
             "comments (files without them are shown to the model but stay as they are)")
     return join_files(files)
-
 
 
 def _read_step_score(root: Path, configured: str | None) -> str | None:

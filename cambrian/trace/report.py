@@ -160,12 +160,12 @@ def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
         _taxonomy_section(extras_dir),
         _tuning_section(extras_dir),
     ]
-    files = files_section(trace)  # programs of several files
-    if files is not None:
-        sections.append(files)
     reflected = reflections_section(trace)  # a Cambrian run's self-reflections
     if reflected is not None:
         sections.append(reflected)
+    files = files_section(trace)  # programs of several files
+    if files is not None:
+        sections.append(files)
     return _template().render(title=f"Cambrian run report — {trace.run.task}",
                               run_id=trace.run.id, sections=sections)
 

@@ -17,8 +17,10 @@ from cambrian.core.events import (
 from cambrian.core.objective import Objective
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
+from cambrian.meta.strategy_tags import TagBook
 from cambrian.search.live_feed import probe
 from cambrian.search.niches.view import niche_map, promote_after
+from cambrian.search.phase_view import phase_timeline, steering_events
 from cambrian.store.reflections import reflections
 from cambrian.store.store import Store
 
@@ -169,6 +171,12 @@ class OverviewPanels:
     # Self-reflections, newest last: when, after how many evaluations, the statistics as the
     # LLM read them, its recommendations and the intent weights they give.
     reflections: list[dict[str, Any]] = field(default_factory=list)
+    # Each niche's share of the tagged programs over the run: {"spans": ["#a-#b", ...],
+    # "shares": {family: [fraction per span]}} (empty: nothing tagged).
+    niche_shares: dict[str, Any] = field(default_factory=dict)
+    # Search phases (PhaseSpan dicts, oldest first) and the steering inside them.
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    steering: list[dict[str, Any]] = field(default_factory=list)
 
 
 def paused(store: Store) -> bool:
@@ -255,6 +263,25 @@ def niche_items(store: Store, objective: Objective) -> list[dict[str, Any]]:
             for n in niche_map(store, objective, promote_after(config))]
 
 
+NICHE_SHARE_SPANS = 5
+
+
+def niche_shares(store: Store) -> dict[str, Any]:
+    """Each strategy family's share of the tagged programs, in up to five spans of the run (by
+    candidate id): how the niches grew and faded."""
+    config = store.runs.info().config
+    families = TagBook.from_store(store, promote_after(config)).families()
+    ids = sorted(families)
+    if not ids:
+        return {}
+    size = max(1, -(-len(ids) // NICHE_SHARE_SPANS))
+    chunks = [ids[start:start + size] for start in range(0, len(ids), size)]
+    names = sorted(set(families.values()))
+    shares = {name: [round(sum(families[i] == name for i in chunk) / len(chunk), 3)
+                     for chunk in chunks] for name in names}
+    return {"spans": [f"#{chunk[0]}-#{chunk[-1]}" for chunk in chunks], "shares": shares}
+
+
 def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
     objective = Objective.of(row.direction)
     counts = store.candidates.count_by_status()
@@ -292,5 +319,8 @@ def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
         paused=proposals_paused(store, row),
         niches=niche_items(store, objective),
         reflections=reflection_items(store),
+        niche_shares=niche_shares(store),
+        phases=[span.as_dict() for span in phase_timeline(store)],
+        steering=steering_events(store),
     )
 

@@ -183,3 +183,23 @@ async def test_a_gpu_evaluation_over_its_resident_limit_is_out_of_memory(
     assert result.status == "memory", (result.status, result.error)
     assert "resident-memory limit of 200 MB" in (result.error or "")
     assert json.dumps(result.extra)  # stored as it is
+
+
+def test_a_run_asking_for_a_missing_gpu_stops_before_anything_is_made(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    task = tmp_path / "softmax_kernel"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "softmax_kernel", task)
+    run_dir = tmp_path / "runs" / "run"
+    completed = subprocess.run(
+        [sys.executable, "-m", "cambrian.cli", "run", str(task), "-g", "1", "-o", str(run_dir),
+         "--set", "evaluation.devices.fallback=error"],
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""}, capture_output=True, text=True,
+        timeout=120, check=False)
+    assert completed.returncode == 2, completed.stderr[-2000:]
+    assert "evaluation.devices.gpu asks for 1 GPU(s) per evaluation" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not run_dir.exists()

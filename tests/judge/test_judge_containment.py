@@ -155,3 +155,26 @@ async def test_the_scorer_runs_contained_without_keys(open_folder: Path, tmp_pat
     assert "mine.txt written" in message  # its own scratch folder, its HOME
     assert secret not in message and "keys []" in message
     assert os.environ["SOME_SERVICE_API_KEY"] == secret  # still Cambrian's
+
+
+async def test_the_generator_runs_contained(open_folder: Path):
+    """The case generator is task code too: it writes nowhere but its own scratch folder."""
+    from cambrian.config.judge import CaseRef
+    from cambrian.evaluate.judge.cases import CaseStore
+
+    task = open_folder / "task"
+    task.mkdir()
+    escape = open_folder / "escaped-by-generator.txt"
+    (task / "gen.py").write_text(
+        "import sys\n"
+        f"for path in ({str(escape)!r}, {str(task / 'planted.txt')!r}):\n"
+        "    try:\n"
+        "        open(path, 'w').write('x')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(int(sys.argv[1]) * 2)\n")
+    store = CaseStore(open_folder / "cache", task / "gen.py")
+    path = await store.input_path(CaseRef("public-3", seed=3))
+    assert path.read_text().strip() == "6"
+    assert not escape.exists() and not (task / "planted.txt").exists()
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(".generate")] == []

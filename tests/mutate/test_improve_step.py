@@ -17,8 +17,9 @@ from support.scripted_llm import ScriptedLLM, write_counter_task
 from support.store_queries import sql
 
 from cambrian.api import start
-from cambrian.mutate import step_wiring
-from cambrian.mutate.improve_step import (
+from cambrian.mutate.step import wiring as step_wiring
+from cambrian.mutate.step.intent import IMPROVE_STEP
+from cambrian.mutate.step.python import (
     entry_function,
     scaffold,
     step_contract_error,
@@ -287,7 +288,8 @@ def test_the_loop_wires_the_step_and_the_model_writes_it(tmp_path: Path):
             "mutation.types=[improve_step]"])
         try:
             asyncio.run(evolution.run())
-            scored_child = evolution.slots.requests._scored_child(1)
+            requests = evolution.slots.requests
+            scored_child = IMPROVE_STEP._scored_child(1, requests.intent_services)
         finally:
             evolution.store.close()
     store = Store.open(tmp_path / "run")

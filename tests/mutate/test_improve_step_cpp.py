@@ -19,7 +19,7 @@ from support.scripted_llm import ScriptedLLM
 from cambrian.api import start
 from cambrian.core.errors import ConfigError
 from cambrian.lang.languages import CPP
-from cambrian.mutate.step_wiring import (
+from cambrian.mutate.step.wiring import (
     given_score_error,
     scaffold,
     step_contract_error,

@@ -272,3 +272,16 @@ def test_the_embedded_model_writes_a_parsable_reflection(tmp_path: Path):
         call = store.contexts.get(reflection.context_id)  # type: ignore[arg-type]
         assert call.purpose == "reflection" and call.response_text
         print(call.response_text)
+
+
+def test_the_latest_reflection_weighs_the_schedule_through_steer(tmp_path: Path):
+    store = Store.open(tmp_path / "run", create=True)
+    with ScriptedLLM(lambda messages, index: "1. FAVOUR refinement: best\n2. AVOID strategy: "
+                     "fails\n") as llm:
+        hook = reviewer(store, llm)
+        assert hook.steer(np.random.default_rng(0)) is None  # nothing reflected yet
+        asyncio.run(hook.step(20))
+    steering = hook.steer(np.random.default_rng(0))
+    assert steering is not None
+    assert steering.intent_weights == {"refinement": 2.0, "strategy": 0.5}
+    store.close()

@@ -41,7 +41,10 @@ class RayExecutor:
         self.settings = settings
         self.secret_env = secret_env
         self.cluster = RayCluster(settings)
-        self._program = self.cluster.remote(worker.run_program_job)
+        gpus = getattr(getattr(evaluator, "settings", None), "gpus", 0)
+        # Ray gives each job its own GPUs and sets CUDA_VISIBLE_DEVICES to them.
+        self._program = self.cluster.remote(worker.run_program_job,
+                                            **({"num_gpus": gpus} if gpus else {}))
         self._compile = self.cluster.remote(worker.compile_job)
         self._chunk = self.cluster.remote(worker.case_chunk_job, scheduling_strategy="SPREAD")
         self._plan_ref: Any = None

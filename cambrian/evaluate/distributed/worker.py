@@ -31,6 +31,7 @@ from typing import Any
 
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.evaluate.child_env import register_secret_values
+from cambrian.evaluate.devices import visible_gpus
 from cambrian.evaluate.distributed.bundle import check_copy
 from cambrian.evaluate.distributed.plans import JudgePlan, ObjectPlan, Plan, ProgramPlan
 from cambrian.evaluate.judge.evaluator import CaseBatch, JudgedEvaluator
@@ -125,6 +126,9 @@ def _scratch(plan: Plan) -> Iterator[Path]:
 def run_program_job(plan: Plan, source: str) -> tuple[EvaluationResult, str]:
     """One whole evaluation (a ProgramPlan's or ObjectPlan's evaluator) and where it ran."""
     evaluator = evaluator_of(plan)
+    pin_gpus = getattr(evaluator, "pin_gpus", None)
+    if pin_gpus is not None:
+        pin_gpus(visible_gpus())  # Ray set CUDA_VISIBLE_DEVICES to this job's GPUs
     with _scratch(plan) as folder:
         result = asyncio.run(evaluator.evaluate(source, folder))
     return result, worker_label()

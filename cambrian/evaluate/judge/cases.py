@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Sequence
@@ -78,12 +79,19 @@ class CaseStore:
         if self.generator_path is None:
             raise CaseGenerationError(f"seed {seed} needs a generator, but the task has none")
         path.parent.mkdir(parents=True, exist_ok=True)
-        run = await run_sandboxed(
-            [self.python, str(self.generator_path), str(seed)],
-            cwd=self.generator_path.parent, env=None, timeout_s=self.timeout_s,
-            memory_limit_mb=GENERATOR_MEMORY_LIMIT_MB,
-            max_output_bytes=GENERATOR_MAX_OUTPUT_BYTES,
-        )
+        # Task code, contained like every evaluator: its own scratch folder (so, as root, the
+        # sandbox user and a read-only view), its folder readable, nothing else writable.
+        scratch = path.parent / f".generate-{seed}-{uuid.uuid4().hex[:8]}"
+        try:
+            run = await run_sandboxed(
+                [self.python, str(self.generator_path), str(seed)],
+                cwd=self.generator_path.parent, env=None, timeout_s=self.timeout_s,
+                memory_limit_mb=GENERATOR_MEMORY_LIMIT_MB,
+                max_output_bytes=GENERATOR_MAX_OUTPUT_BYTES, scratch_dir=scratch,
+                read_only_paths=[self.generator_path.parent],
+            )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         where = f"{self.generator_path.name} {seed}"
         if run.timed_out:
             raise CaseGenerationError(f"`{where}` did not finish within {self.timeout_s:g} s")
