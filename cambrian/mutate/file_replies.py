@@ -24,7 +24,6 @@ from cambrian.task.program_files import (
     file_language,
     has_blocks,
     header_path,
-    join_files,
     mutable_paths,
     replace_file,
     split_files,
@@ -213,5 +212,5 @@ def file_text(source: str, path: str) -> str:
                 else "")
 
 
-__all__ = ["ReplySection", "apply_to_files", "file_text", "join_files", "named_file",
-           "reply_sections", "reply_shape", "without_file_lines"]
+__all__ = ["ReplySection", "apply_to_files", "file_text", "named_file", "reply_sections",
+           "reply_shape", "without_file_lines"]
