@@ -14,7 +14,7 @@ from cambrian.config import ConfigError, DevicesConfig, RunConfig
 from cambrian.core.components import make_component, register_component
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
-from cambrian.evaluate.devices import evaluation_slots, missing_gpu_message, visible_gpus
+from cambrian.evaluate.devices import missing_gpu_message, visible_gpus
 from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
@@ -78,13 +78,6 @@ def device_request(devices: DevicesConfig) -> tuple[int, tuple[str, ...] | None]
                         message.split(";")[0])
         return 0, None
     raise ConfigError(message)
-
-
-def evaluation_slots_here(config: RunConfig) -> int:
-    """``evolution.max_parallel_evaluations`` as the GPUs of this machine allow it."""
-    gpus, visible = device_request(config.evaluation.devices)
-    return evaluation_slots(config.evolution.max_parallel_evaluations, gpus,
-                            len(visible or ()), config.evaluation.devices.share)
 
 
 def evaluation_python(configured: str | None) -> str:

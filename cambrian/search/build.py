@@ -26,9 +26,10 @@ from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
 from cambrian.core.registry import UnknownName
+from cambrian.evaluate.devices import evaluation_slots
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.evaluate.executors import build_executor
-from cambrian.evaluate.factory import device_request, evaluation_slots_here
+from cambrian.evaluate.factory import device_request
 from cambrian.llm.base import LLMProvider
 from cambrian.llm.ensemble import Ensemble
 from cambrian.llm.gateway import LLMGateway
@@ -207,8 +208,11 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     gateway = LLMGateway(
         config.llm.models, providers, recorder,
         budget=budget.stop_reason, max_reply_chars=config.llm.max_reply_chars)
-    slots = (evaluation_slots_here(config) if config.execution.backend == "local"
-             else config.evolution.max_parallel_evaluations)
+    # The GPUs the evaluator leases from (none on Ray, whose GPUs are the cluster's).
+    pool = getattr(evaluator, "devices", None) if config.execution.backend == "local" else None
+    slots = (evaluation_slots(config.evolution.max_parallel_evaluations, pool.per_evaluation,
+                              len(pool.gpus), pool.share)
+             if pool is not None else config.evolution.max_parallel_evaluations)
     if slots < config.evolution.max_parallel_evaluations:
         log.info("evaluations run %d at a time: one per %d GPU(s) of this machine", slots,
                  config.evaluation.devices.gpu)
