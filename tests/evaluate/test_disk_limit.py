@@ -28,15 +28,18 @@ def evaluate(program_path):
     return {"combined_score": 1.0}
 """
 
-# 48 files of 4 MB: 192 MB, three times the 64 MB limit, none near the per-file cap.
+# 48 files of 4 MB: 192 MB, three times the 64 MB limit, none near the per-file cap. A fast disk
+# writes it all within one sampling interval (0.1 s), so the program then waits: the watch must
+# kill it while it runs, not only fail it once it has ended.
 MANY_FILES = """
-import os
+import os, time
 os.makedirs("out", exist_ok=True)
 chunk = os.urandom(1 << 20)
 for index in range(48):
     with open(f"out/part{index}.bin", "wb") as handle:
         for _ in range(4):
             handle.write(chunk)
+time.sleep(5)
 print("wrote everything")
 """
 
