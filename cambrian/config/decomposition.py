@@ -11,26 +11,49 @@ from cambrian.config.strict import StrictModel
 
 
 class SubproblemConfig(StrictModel):
-    name: str = Field(min_length=1)
-    # Test-case ids of this sub-problem (fnmatch patterns over the ids an evaluator reports in
-    # extra["cases"], a judged task's case ids among them).
-    cases: list[str] = Field(min_length=1)
-    importance: float = Field(1.0, gt=0)  # seed 004 §10.2's weight of its improvement potential
-    description: str = ""  # what distinguishes its cases (shown to the model)
+    name: str = Field(
+        min_length=1,
+        description="Name of the sub-problem (unique within decomposition.subproblems).",
+    )
+    cases: list[str] = Field(
+        min_length=1,
+        description="Test-case ids of this sub-problem (fnmatch patterns over the ids an "
+                    "evaluator reports in extra[\"cases\"], a judged task's case ids among "
+                    "them).",
+    )
+    importance: float = Field(
+        1.0, gt=0,
+        description="Seed 004 §10.2's weight of its improvement potential.",
+    )
+    description: str = Field("", description="What distinguishes its cases (shown to the model).")
 
 
 class DecompositionConfig(StrictModel):
-    subproblems: list[SubproblemConfig] = Field(default_factory=list)
-    population: int = Field(5, ge=1)  # programs kept per sub-problem (its leaders)
-    # Seed 004 §10.2: softmax over improvement potentials; lower is greedier.
-    temperature: float = Field(0.1, gt=0)
-    # Share of proposals steered to a sub-problem (the rest are the search's own).
-    steer_share: float = Field(0.5, ge=0, le=1)
-    # A file of the task folder with `combine(sources: dict[str, str]) -> str`: one program
-    # from each sub-problem's best (run contained, like any task code). Without one, a
-    # crossover of the two leaders is proposed to the model instead.
-    combiner: str | None = None
-    combine_every: int = Field(6, ge=1)  # evaluations between combinations
+    subproblems: list[SubproblemConfig] = Field(
+        default_factory=list,
+        description="The sub-problems, each a set of the task's test cases; empty: no "
+                    "decomposition (at least two when given).",
+    )
+    population: int = Field(5, ge=1, description="Programs kept per sub-problem (its "
+                                                 "leaders).")
+    temperature: float = Field(
+        0.1, gt=0,
+        description="Seed 004 §10.2: softmax over improvement potentials; lower is greedier.",
+    )
+    steer_share: float = Field(
+        0.5, ge=0, le=1,
+        description="Share of proposals steered to a sub-problem (the rest are the search's "
+                    "own).",
+    )
+    combiner: str | None = Field(
+        None,
+        description="A file of the task folder with `combine(sources: dict[str, str]) -> "
+                    "str`: one program from each sub-problem's best (run contained, like any "
+                    "task code). Without one, a crossover of the two leaders is proposed to "
+                    "the model instead.",
+    )
+    combine_every: int = Field(6, ge=1, description="Evaluations between two combinations of "
+                                                    "the leaders.")
 
     @model_validator(mode="after")
     def _check(self) -> DecompositionConfig:

@@ -50,27 +50,46 @@ class _Strict(BaseModel):
 class TierConfig(_Strict):
     """Tiered evaluation (seed 002 §10.7 "Fast Evaluation", seed 004 "Tiered Evaluation")."""
 
-    # The quick stage runs the first `quick_cases` public cases.
-    quick_cases: int = Field(5, ge=1)
-    # A candidate goes on to the full public set when its quick-stage score is at most
-    # (1 - quick_threshold) * |best's quick score| worse than the current best's quick score,
-    # i.e. for a positive maximised score: quick >= quick_threshold * best_quick.
-    quick_threshold: float = Field(0.9, gt=0, le=1)
+    quick_cases: int = Field(
+        5, ge=1,
+        description="The quick stage runs the first `quick_cases` public cases.",
+    )
+    quick_threshold: float = Field(
+        0.9, gt=0, le=1,
+        description="A candidate goes on to the full public set when its quick-stage score is "
+                    "at most (1 - quick_threshold) * |best's quick score| worse than the "
+                    "current best's quick score, i.e. for a positive maximised score: quick "
+                    ">= quick_threshold * best_quick.",
+    )
 
 
 class RemoteConfig(_Strict):
     """An HTTP scorer (a contest server) used as the expensive last stage (seed 004)."""
 
-    url: str
-    # What to POST: the program's source, or its outputs on the public cases.
-    send: Literal["program", "outputs"] = "program"
-    min_interval_s: float = Field(1.0, ge=0)  # between two requests (retries included)
-    max_attempts: int = Field(4, ge=1)
-    timeout_s: float = Field(30.0, gt=0)  # per request
-    initial_backoff_s: float = Field(1.0, ge=0)
-    max_backoff_s: float = Field(30.0, ge=0)  # also caps a server's Retry-After
-    # Name of an environment variable holding a bearer token, if the server needs one.
-    token_env: str | None = None
+    url: str = Field(description="The http:// or https:// address of the scorer service.")
+    send: Literal["program", "outputs"] = Field(
+        "program",
+        description="What to POST: the program's source, or its outputs on the public cases.",
+    )
+    min_interval_s: float = Field(1.0, ge=0, description="Seconds between two requests to the "
+                                                         "scorer service (retries included).")
+    max_attempts: int = Field(
+        4, ge=1,
+        description="Requests tried per program before the remote stage fails.",
+    )
+    timeout_s: float = Field(30.0, gt=0, description="Seconds one request may take.")
+    initial_backoff_s: float = Field(
+        1.0, ge=0,
+        description="Wait before the first retry, doubled after each failed request.",
+    )
+    max_backoff_s: float = Field(30.0, ge=0, description="The longest wait between two "
+                                                         "attempts, in seconds; also caps a "
+                                                         "server's Retry-After.")
+    token_env: str | None = Field(
+        None,
+        description="Name of an environment variable holding a bearer token, if the server "
+                    "needs one.",
+    )
 
     @field_validator("url")
     @classmethod
@@ -118,32 +137,105 @@ def expand_seeds(ranges: SeedRanges | None) -> list[int]:
 
 
 class JudgeConfig(_Strict):
-    language: JudgeLanguage
-    generator: str = "gen.py"  # used when seeds are given: `python gen.py SEED` -> one case
-    public_seeds: SeedRanges | None = None
-    private_seeds: SeedRanges | None = None
-    public_cases: str | None = None  # folder of case files (``*.in``, else every file)
-    private_cases: str | None = None
-    # `python score.py INPUT OUTPUT` printing {"score": x} or {"error": "..."}, or a module
-    # defining score(input_text, output_text) returning the same (or a bare number).
-    scorer: str = "score.py"
-    scorer_mode: Literal["auto", "script", "function"] = "auto"
-    time_limit_s: float = Field(2.0, gt=0)  # CPU time per case (whole seconds, rounded up)
-    wall_time_limit_s: float | None = Field(None, gt=0)  # default: 2 * time_limit_s + 1
-    memory_limit_mb: int = Field(1024, gt=0)
-    max_output_bytes: int = Field(4_000_000, ge=1_000)  # more is an output-limit verdict
-    compile_timeout_s: float = Field(120.0, gt=0)
-    generator_timeout_s: float = Field(60.0, gt=0)
-    scorer_timeout_s: float = Field(60.0, gt=0)
-    aggregation: Literal["mean", "mean_minus_std"] = "mean"
-    std_penalty: float = Field(0.1, ge=0)  # the λ of mean - λ·std (seed 002 §10.7)
-    direction: Direction | None = None  # None: the task's direction
-    max_parallel_cases: int = Field(2, ge=1)
-    require_all_accepted: bool = True
-    # Score of a failed case when require_all_accepted is false; default 0 (maximize only).
-    failed_case_score: float | None = None
-    tiers: TierConfig | None = None
-    remote: RemoteConfig | None = None
+    language: JudgeLanguage = Field(
+        description="Language of the program judged: a registered language with a judge "
+                    "toolchain (python, cpp, rust, or a plugin's).",
+    )
+    generator: str = Field(
+        "gen.py",
+        description="Used when seeds are given: `python gen.py SEED` -> one case.",
+    )
+    public_seeds: SeedRanges | None = Field(
+        None,
+        description="Generator seeds of the public cases, run during evolution: an inclusive "
+                    "range [first, last] or a list of ranges.",
+    )
+    private_seeds: SeedRanges | None = Field(
+        None,
+        description="Generator seeds of the held-out cases, never run during evolution "
+                    "(cambrian generalization scores them).",
+    )
+    public_cases: str | None = Field(
+        None,
+        description="Folder of case files (``*.in``, else every file).",
+    )
+    private_cases: str | None = Field(
+        None,
+        description="Folder of held-out case files (instead of private_seeds).",
+    )
+    scorer: str = Field(
+        "score.py",
+        description="`python score.py INPUT OUTPUT` printing {\"score\": x} or {\"error\": "
+                    "\"...\"}, or a module defining score(input_text, output_text) returning "
+                    "the same (or a bare number).",
+    )
+    scorer_mode: Literal["auto", "script", "function"] = Field(
+        "auto",
+        description="How the scorer is called: script (python score.py INPUT OUTPUT), "
+                    "function (score(input_text, output_text)), or auto (function when the "
+                    "module defines score).",
+    )
+    time_limit_s: float = Field(
+        2.0, gt=0,
+        description="CPU time per case (whole seconds, rounded up).",
+    )
+    wall_time_limit_s: float | None = Field(
+        None, gt=0,
+        description="Wall-time limit per case, in seconds; None: 2 * time_limit_s + 1.",
+    )
+    memory_limit_mb: int = Field(
+        1024, gt=0,
+        description="Memory limit of the program on one case, in MB.",
+    )
+    max_output_bytes: int = Field(
+        4_000_000, ge=1_000,
+        description="Output a program may write on one case; more is an output-limit verdict.",
+    )
+    compile_timeout_s: float = Field(
+        120.0, gt=0,
+        description="Wall-time limit of one compilation, in seconds.",
+    )
+    generator_timeout_s: float = Field(
+        60.0, gt=0,
+        description="Wall-time limit of the generator making one case, in seconds.",
+    )
+    scorer_timeout_s: float = Field(
+        60.0, gt=0,
+        description="Wall-time limit of the scorer on one case, in seconds.",
+    )
+    aggregation: Literal["mean", "mean_minus_std"] = Field(
+        "mean",
+        description="How per-case scores become the program's score: their mean, or mean - "
+                    "std_penalty * std.",
+    )
+    std_penalty: float = Field(
+        0.1, ge=0,
+        description="The λ of mean - λ·std when aggregation is mean_minus_std (seed 002 §10.7).",
+    )
+    direction: Direction | None = Field(
+        None,
+        description="maximize or minimize the judged score; None: the task's direction.",
+    )
+    max_parallel_cases: int = Field(2, ge=1, description="Cases of one program run at once.")
+    require_all_accepted: bool = Field(
+        True,
+        description="A program is correct only when every case is accepted; false scores a "
+                    "failed case as failed_case_score instead.",
+    )
+    failed_case_score: float | None = Field(
+        None,
+        description="Score of a failed case when require_all_accepted is false; default 0 "
+                    "(maximize only).",
+    )
+    tiers: TierConfig | None = Field(
+        None,
+        description="Tiered evaluation: a quick stage on the first public cases before the "
+                    "full set; None runs every case.",
+    )
+    remote: RemoteConfig | None = Field(
+        None,
+        description="An HTTP scorer used as the expensive last stage; None: none.",
+    )
 
     @field_validator("language")
     @classmethod

@@ -34,37 +34,67 @@ class PhasesConfig(StrictModel):
     turns them on. Comprehension is the problem brief (``comprehension:``), written before the
     first proposal; the three search phases follow it."""
 
-    enabled: bool = False
-    # Seed 004 §10.9's split of the budget (comprehension 5 %, exploration 40 %, exploitation
-    # 40 %, polishing 15 %), comprehension's share given to exploration since its brief is one
-    # call. A share is of the binding budget: evaluations, LLM calls, wall time or money,
-    # whichever runs out first.
+    enabled: bool = Field(
+        False,
+        description="Run the search phases (exploration, exploitation, polishing); --search "
+                    "contest turns them on.",
+    )
     budget_shares: dict[SearchPhase, float] = Field(
-        default_factory=lambda: {"exploration": 0.45, "exploitation": 0.40, "polishing": 0.15})
-    intent_mix: dict[SearchPhase, dict[str, float]] = Field(default_factory=_default_mix)
-    # Seed 002 §10.5: each intent's base temperature, times this per phase (exploration hot,
-    # polishing cool).
+        default_factory=lambda: {"exploration": 0.45, "exploitation": 0.40, "polishing": 0.15},
+        description="Seed 004 §10.9's split of the budget (comprehension 5 %, exploration 40 "
+                    "%, exploitation 40 %, polishing 15 %), comprehension's share given to "
+                    "exploration since its brief is one call. A share is of the binding "
+                    "budget: evaluations, LLM calls, wall time or money, whichever runs out "
+                    "first.",
+    )
+    intent_mix: dict[SearchPhase, dict[str, float]] = Field(
+        default_factory=_default_mix,
+        description="Per phase, multipliers of the mutation schedule's weight of each intent.",
+    )
     temperature_scale: dict[SearchPhase, float] = Field(
-        default_factory=lambda: {"exploration": 1.1, "exploitation": 0.85, "polishing": 0.6})
-    # Model labels (llm.models[].label) each phase may use (seed 004 §10.5 phase-aware model
-    # selection); a phase not listed uses every model.
-    models: dict[SearchPhase, list[str]] = Field(default_factory=dict)
-    # Evaluations without a better best that count as stagnation (seed 004 §10.6).
-    stagnation: int = Field(8, ge=2)
-    # Exploration moves on early only once this many strategy niches exist (seed 004 §10.10:
-    # "at least 3 viable strategies"), when niches are tagged; and never before this share of
-    # its own budget is spent.
-    min_strategies: int = Field(3, ge=1)
-    min_phase_share: float = Field(0.3, ge=0, le=1)
-    # A new best this much better (relative) than the phase's starting best is a breakthrough:
-    # the phase is extended by `extension` of the budget (taken from the phases after it).
-    breakthrough: float = Field(0.02, gt=0)
-    extension: float = Field(0.1, ge=0, le=0.5)
-    # Stagnation recovery, in turn: raise the temperature, switch the intent mix towards
-    # exploration, restart from a diverse elite (seed 004 §10.6 StagnationDetector).
+        default_factory=lambda: {"exploration": 1.1, "exploitation": 0.85, "polishing": 0.6},
+        description="Seed 002 §10.5: each intent's base temperature, times this per phase "
+                    "(exploration hot, polishing cool).",
+    )
+    models: dict[SearchPhase, list[str]] = Field(
+        default_factory=dict,
+        description="Model labels (llm.models[].label) each phase may use (seed 004 §10.5 "
+                    "phase-aware model selection); a phase not listed uses every model.",
+    )
+    stagnation: int = Field(
+        8, ge=2,
+        description="Evaluations without a better best that count as stagnation (seed 004 "
+                    "§10.6).",
+    )
+    min_strategies: int = Field(
+        3, ge=1,
+        description="Exploration moves on early only once this many strategy niches exist "
+                    "(seed 004 §10.10: \"at least 3 viable strategies\"), when niches are "
+                    "tagged; and never before this share of its own budget is spent.",
+    )
+    min_phase_share: float = Field(
+        0.3, ge=0, le=1,
+        description="Share of its own budget a phase spends before it may move on early.",
+    )
+    breakthrough: float = Field(
+        0.02, gt=0,
+        description="A new best this much better (relative) than the phase's starting best is "
+                    "a breakthrough: the phase is extended by `extension` of the budget "
+                    "(taken from the phases after it).",
+    )
+    extension: float = Field(
+        0.1, ge=0, le=0.5,
+        description="Share of the budget a breakthrough adds to the current phase (taken from "
+                    "the phases after it).",
+    )
     recovery: list[Literal["raise_temperature", "switch_intents", "restart"]] = Field(
-        default_factory=lambda: ["raise_temperature", "switch_intents", "restart"])
-    recovery_proposals: int = Field(4, ge=1)  # proposals a recovery lasts
+        default_factory=lambda: ["raise_temperature", "switch_intents", "restart"],
+        description="Stagnation recovery, in turn: raise the temperature, switch the intent "
+                    "mix towards exploration, restart from a diverse elite (seed 004 §10.6 "
+                    "StagnationDetector).",
+    )
+    recovery_proposals: int = Field(4, ge=1, description="Proposals one stagnation recovery "
+                                                         "lasts.")
 
     @model_validator(mode="after")
     def _check(self) -> PhasesConfig:

@@ -16,9 +16,25 @@ class ReflectionConfig(StrictModel):
     phase controller may read (``cambrian.store.reflections.latest_reflection``). Off by
     default: one more LLM call every ``interval`` evaluations."""
 
-    enabled: bool = False
-    interval: int = Field(20, ge=1)  # evaluations between reflections
-    model: str | None = None  # label of an llm.models entry; default: the first model
-    max_tokens: int = Field(300, gt=0)
-    max_recommendations: int = Field(4, ge=1, le=9)
-    per_prompt: int = Field(1, ge=0)  # recommendations sampled into each mutation prompt
+    enabled: bool = Field(
+        False,
+        description="Run self-reflection: every interval evaluations an LLM reads the run's "
+                    "statistics and recommends intents and ideas.",
+    )
+    interval: int = Field(20, ge=1, description="Evaluations between two reflections.")
+    model: str | None = Field(
+        None,
+        description="Label of an llm.models entry; default: the first model.",
+    )
+    max_tokens: int = Field(
+        300, gt=0,
+        description="Reply budget of one reflection call, in tokens.",
+    )
+    max_recommendations: int = Field(
+        4, ge=1, le=9,
+        description="Recommendations a reflection may give.",
+    )
+    per_prompt: int = Field(
+        1, ge=0,
+        description="Recommendations sampled into each mutation prompt.",
+    )
