@@ -1,9 +1,11 @@
 """Novelty rejection sampling (seed 000 §3.2).
 
 The mutable code of a proposal is embedded and compared (cosine) with the programs already on
-the same island. Above the threshold a proposal whose code equals its nearest neighbour's but for
-comments and layout is rejected outright; any other is judged by an LLM novelty judge
-(``novelty.judge``; ``novelty_judge.py``) when there is one; when there is none it passes under
+the same island. Above the threshold the exact tests come first (``novelty_exact.py``): a
+proposal whose code equals its nearest neighbour's but for comments and layout, or (Python) whose
+normal form is the same (docstrings and local variable names aside too), is rejected outright;
+a pair the judge has seen is given its cached verdict; any other is judged by an LLM novelty
+judge (``novelty.judge``; ``novelty_judge.py``) when there is one; when there is none it passes under
 the automatic threshold (the embedding alone cannot tell a near-copy from a changed constant)
 and is rejected under a threshold the user set. A rejected proposal, also one the judge gave no
 verdict on under a threshold the user set (its error is stored and logged), is stored with its
@@ -16,11 +18,13 @@ Every island's index starts with the initial program; a program that migrates, o
 island, is added to that island's index too (it stays in its old island's index: the programs
 there descend from it).
 
+Every check's verdict says what decided it (``decided`` in the candidate's notes: ``embedding``
+below the threshold, ``layout``, ``normal form``, ``cache``, ``judge``, ``code`` when no judge
+is asked); the ledger counts the judge's calls under the purpose ``novelty``.
+
 The per-island index is a growing float32 matrix, so a lookup is one matrix-vector product,
 bound by memory bandwidth (100,000 384-d vectors are 150 MB). ``benchmarks/overhead.py``
-measures it; on a loaded 2-core machine, with 100,000 embeddings on one island (the worst case):
-about 40 ms per lookup, 2 s to build the index vector by vector, 4.4 s to restore it from the
-store on resume; negligible beside the LLM call each lookup follows.
+measures it.
 """
 
 from __future__ import annotations
@@ -29,19 +33,20 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from cambrian.config import NoveltyConfig, RunConfig
 from cambrian.core.events import Event, NoveltyJudgeError
 from cambrian.core.hooks import LoopHook
-from cambrian.lang.code_mask import code_tokens
 from cambrian.lang.languages import Language, as_language
 from cambrian.llm.base import GenerationParams, LLMRequest, Message
 from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.filters import FilterVerdict, ProposedChild
 from cambrian.search.algorithm_events import IslandSpawned, Migration
+from cambrian.search.novelty_exact import CodeKeys, VerdictCache
 from cambrian.search.novelty_judge import (
     JUDGE_GRAMMAR,
     JUDGE_MAX_TOKENS,
@@ -114,6 +119,7 @@ class NoveltyVerdict:
     nearest_id: int | None = None
     reason: str = ""
     judge_context_id: int | None = None
+    decided: str = "embedding"  # what decided: embedding, layout, normal form, cache, judge, code
 
 
 class NoveltyFilter:
@@ -145,6 +151,8 @@ class NoveltyFilter:
         self.num_islands = num_islands
         self.initial_id = initial_id
         self.index = SimilarityIndex()
+        self.keys = CodeKeys(self.language)
+        self.verdicts = VerdictCache()  # the judge's, per (nearest program, proposal)
         self._vectors: dict[str, np.ndarray] = {}  # of children checked, until accepted
         self._initial_indexing: asyncio.Future[None] | None = None
         # The judge backs off after replies without a verdict (a judge model that cannot
@@ -219,7 +227,8 @@ class NoveltyFilter:
 
     async def check_child(self, child: ProposedChild, enforce: bool) -> FilterVerdict:
         verdict = await self.check(child.source, child.island, use_judge=enforce)
-        notes = {"similarity": verdict.similarity, "nearest": verdict.nearest_id}
+        notes = {"similarity": verdict.similarity, "nearest": verdict.nearest_id,
+                 "decided": verdict.decided}
         if not verdict.novel and enforce:
             return FilterVerdict(verdict.reason, {**notes,
                                                   "judge_context": verdict.judge_context_id})
@@ -247,21 +256,31 @@ class NoveltyFilter:
             return NoveltyVerdict(True, vector, *(nearest or (None, None)))
         similarity, nearest_id = nearest
         too_similar = f"too similar to program {nearest_id} (cosine {similarity:.3f})"
-        if self._same_code(source, nearest_id):
-            return NoveltyVerdict(False, vector, similarity, nearest_id,
-                                  f"{too_similar}: only comments or layout differ")
+        existing = self.store.candidates.get(nearest_id).source
+        same = None if existing is None else self.keys.same_code(source, existing)
+        if same is not None:
+            return NoveltyVerdict(False, vector, similarity, nearest_id, f"{too_similar}: {same}",
+                                  decided="layout" if "names" not in same else "normal form")
         judge_resting = self._checks < self._judge_retry_at
         if (self.judge_label is None or judge_resting) and self.config.threshold == "auto":
             # The embedding alone cannot tell a near-copy from a changed number or one changed
             # line of a long program (see AUTO_THRESHOLD_WITHOUT_JUDGE): the code decides. A
             # threshold the user set is taken at its word.
-            return NoveltyVerdict(True, vector, similarity, nearest_id)
+            return NoveltyVerdict(True, vector, similarity, nearest_id, decided="code")
         if self.judge_label is None or not use_judge or judge_resting:
-            return NoveltyVerdict(False, vector, similarity, nearest_id, too_similar)
-        novel, context_id, problem, skipped = await self._ask_judge(source, nearest_id)
+            return NoveltyVerdict(False, vector, similarity, nearest_id, too_similar,
+                                  decided="code")
+        pair = (self.keys.key(existing or ""), self.keys.key(source))
+        cached = self.verdicts.get(*pair)
+        if cached is not None:
+            reason = "" if cached else (f"{too_similar} and the novelty judge found no "
+                                        "meaningful difference (its verdict on the same change)")
+            return NoveltyVerdict(cached, vector, similarity, nearest_id, reason, decided="cache")
+        novel, context_id, problem, skipped = await self._ask_judge(source, existing or "")
         if skipped:
             return NoveltyVerdict(False, vector, similarity, nearest_id,
-                                  f"{too_similar}; the novelty judge was not asked: {skipped}")
+                                  f"{too_similar}; the novelty judge was not asked: {skipped}",
+                                  decided="code")
         if problem:
             self._judge_failures += 1
             self._judge_retry_at = self._checks + backoff(self._judge_failures)
@@ -270,28 +289,22 @@ class NoveltyFilter:
             self.recorder.emit(NoveltyJudgeError(context_id=context_id, nearest_id=nearest_id,
                                                  error=problem))
             if self.config.threshold == "auto":  # as without a judge: the code decided above
-                return NoveltyVerdict(True, vector, similarity, nearest_id, "", context_id)
+                return NoveltyVerdict(True, vector, similarity, nearest_id, "", context_id,
+                                      decided="code")
             reason = f"{too_similar}; the novelty judge gave no verdict ({problem})"
         else:
             self._judge_failures, self._judge_retry_at = 0, 0
+            self.verdicts.put(*pair, novel)
             reason = "" if novel else f"{too_similar} and the novelty judge found no meaningful difference"
-        return NoveltyVerdict(novel, vector, similarity, nearest_id, reason, context_id)
-
-    def _same_code(self, source: str, nearest_id: int) -> bool:
-        """Whether the mutable code equals the nearest program's but for comments and layout."""
-        nearest = self.store.candidates.get(nearest_id).source
-        if nearest is None:
-            return False
-        mine, theirs = ("\n".join(block_contents(code)) for code in (source, nearest))
-        return code_tokens(mine, self.language) == code_tokens(theirs, self.language)
+        return NoveltyVerdict(novel, vector, similarity, nearest_id, reason, context_id,
+                              decided="judge")
 
     async def _ask_judge(self, source: str,
-                         nearest_id: int) -> tuple[bool, int | None, str, str | None]:
+                         existing: str) -> tuple[bool, int | None, str, str | None]:
         """(novel, context id, problem, budget cap that forbade the call); a problem (failed
         call, reply without a verdict) means the judge did not decide and the embedding's
         verdict stands."""
         assert self.gateway is not None and self.judge_label is not None
-        existing = self.store.candidates.get(nearest_id).source or ""
         request = LLMRequest(
             (Message("user", judge_prompt(existing, source, text=self.language.text)),),
             GenerationParams(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS, grammar=JUDGE_GRAMMAR))
@@ -321,6 +334,12 @@ class NoveltyIndexing(LoopHook):
 
     def restore(self) -> None:
         self.filter.restore()
+
+    def state(self) -> dict[str, Any]:
+        return {"verdicts": self.filter.verdicts.state()} if len(self.filter.verdicts) else {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.filter.verdicts.load(state.get("verdicts", []))
 
     async def prepare(self) -> None:
         self.filter.start_indexing(self.filter.store.candidates.get(self.filter.initial_id))

@@ -16,7 +16,7 @@ from cambrian.config import LLMConfig, ModelConfig, NoveltyConfig
 from cambrian.llm.embeddings import LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.factory import build_providers
 from cambrian.llm.gateway import LLMGateway
-from cambrian.search.novelty import NoveltyFilter
+from cambrian.search.novelty import NoveltyFilter, NoveltyIndexing
 from cambrian.search.novelty_judge import JUDGE_QUESTION, judge_prompt, parse_judge_reply
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
@@ -197,3 +197,39 @@ def test_without_a_judge_the_code_decides_above_the_automatic_threshold(tmp_path
     assert commented != source
     copy = asyncio.run(explicit.check(commented, island=0))
     assert not copy.novel and copy.reason.endswith("only comments or layout differ")
+
+
+def test_exact_tests_and_cached_verdicts_come_before_the_judge(tmp_path: Path):
+    """Above the threshold: a proposal that only renamed local variables is refused by its
+    normal form, with no judge call; the judge's verdict on a change is reused for the same
+    change proposed again (other comments too), also after a resume (the hook's state)."""
+    program = ("# EVOLVE-BLOCK-START\nVALUE = 1\n\n\ndef run():\n    total = VALUE * 2\n"
+               "    return total\n# EVOLVE-BLOCK-END\n")
+    store = Store.open(tmp_path / "run", create=True)
+    add_candidate(store, generation=0, island=0, parent_id=None, operator="init",
+                  status="correct", language="python", source=program)
+    with ScriptedLLM(lambda messages, index: "SAME") as llm:
+        novelty = judge_filter(store, llm, threshold=0.0001)
+        asyncio.run(novelty.index_initial(store.candidates.get(1)))
+
+        def check(source: str, on: NoveltyFilter = novelty):
+            return asyncio.run(on.check(source, island=0))
+
+        renamed = check(program.replace("total", "result"))
+        assert not renamed.novel and renamed.decided == "normal form"
+        assert "local variable names differ" in renamed.reason
+        assert store.contexts.count("novelty") == 0
+        tuned = check(program.replace("VALUE * 2", "VALUE * 3"))
+        assert not tuned.novel and tuned.decided == "judge"
+        again = check(program.replace("VALUE * 2", "VALUE * 3  # triple").replace("total", "t"))
+        assert not again.novel and again.decided == "cache"
+        assert "its verdict on the same change" in again.reason
+        assert store.contexts.count("novelty") == 1
+
+        saved = NoveltyIndexing(novelty).state()
+        resumed = judge_filter(store, llm, threshold=0.0001)
+        NoveltyIndexing(resumed).load_state(saved)
+        asyncio.run(resumed.index_initial(store.candidates.get(1)))
+        assert check(program.replace("VALUE * 2", "VALUE * 3"), resumed).decided == "cache"
+        assert check(program.replace("VALUE * 2", "VALUE + 3"), resumed).decided == "judge"
+        assert store.contexts.count("novelty") == 2
