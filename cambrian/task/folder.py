@@ -240,7 +240,10 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
         evaluator, contract = _judged_task(root, config), "judge"
     else:
         evaluator, contract = _evaluator_and_contract(root, config)
-        if problem is None and (docstring := _evaluator_docstring(evaluator)):
+        # A task paragraph (a peer's system_message or task_sys_msg) says what the task is:
+        # the evaluator's docstring, which says less, is then no statement.
+        if (problem is None and not settings.description
+                and (docstring := _evaluator_docstring(evaluator))):
             problem = docstring
             notes.append(f"no problem statement in {root.name}: the docstring of "
                          f"{evaluator.name} is used as the statement")

@@ -1,29 +1,39 @@
-"""A peer's own configuration file in a task folder: OpenEvolve's ``config.yaml`` or
-ShinkaEvolve's ``shinka*.yaml`` (without those, the first by name of the folder's YAML files
-whose keys are a peer's, e.g. ``config_phase_1.yaml``), recognised by their distinctive keys and
-translated into a Cambrian config layer.
+"""A peer's own configuration file: OpenEvolve's ``config.yaml`` or ShinkaEvolve's
+``shinka*.yaml`` / ``run_evo.py`` (without those, the first by name of the folder's YAML files
+whose keys are a peer's, e.g. ``config_phase_1.yaml``), recognised by the peer's own keys and
+translated into a Cambrian config layer by the tables of ``peer_rules.py``.
 
-Only settings whose meaning is the same in Cambrian are carried over: the system message
-(-> ``task.description``), the evaluator's time limit, the seed, the language, the number of
-iterations or generations, OpenEvolve's cascade and ShinkaEvolve's initial program and cost cap.
-Everything else is named in one line (:attr:`PeerConfig.note`); the peers' ``llm.models`` are
-never mapped onto a model of Cambrian's, since that would silently change which model runs.
-
-A file whose top-level keys are not all the peer's own is not treated as the peer's: Cambrian's
-strict validation then names the unknown key, as for any Cambrian config.
+A file is a peer's when it holds more of that peer's own top-level keys (and section shapes)
+than of Cambrian's own sections: OpenEvolve's files may hold a key Cambrian also knows
+(``circle_packing_with_artifacts`` has a top-level ``novelty:``), and a Cambrian config with one
+mistyped section (``evaluator:``) is still Cambrian's, its unknown key named by the strict
+validation. ShinkaEvolve's ``run_evo.py`` is read without running it (``shinka_script.py``); a
+folder with both a ``shinka*.yaml`` and a ``run_evo.py`` gets both, the YAML file's settings
+first. Every key is reported as used (``key -> cambrian.key``) or ignored, in one line
+(:attr:`PeerConfig.note`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cambrian.config import ConfigError, RunConfig, read_config_file
-from cambrian.lang.languages import language_by_name
+from pydantic import ValidationError
 
+from cambrian.config import ConfigError, RunConfig, deep_merge, read_config_file
+from cambrian.task.peer_rules import (
+    OPENEVOLVE_RULES,
+    SHINKA_RULES,
+    Put,
+    Rule,
+    Source,
+)
+from cambrian.task.shinka_script import find_run_script, read_run_script
+
+OPENEVOLVE = "OpenEvolve"
+SHINKA = "ShinkaEvolve"
 # Top-level keys of OpenEvolve's Config (openevolve/config.py).
 OPENEVOLVE_KEYS = frozenset({
     "max_iterations", "checkpoint_interval", "checkpoint_on_improvement", "log_level",
@@ -31,9 +41,9 @@ OPENEVOLVE_KEYS = frozenset({
     "database", "evaluator", "evolution_trace", "diff_based_evolution",
     "full_rewrite_probability", "allow_full_rewrites", "max_code_length",
     "enforce_evolve_blocks", "diff_pattern", "early_stopping_patience",
-    "convergence_threshold", "early_stopping_metric", "max_tasks_per_child",
+    "convergence_threshold", "early_stopping_metric", "max_tasks_per_child", "hierarchical",
 })
-# ...of which these are not Cambrian sections: one of them must be there.
+# ...of which these are not Cambrian sections.
 OPENEVOLVE_ONLY = OPENEVOLVE_KEYS - {"llm", "prompt", "database"}
 # Top-level keys of ShinkaEvolve's run files (shinka.yaml, shinka_small.yaml, Hydra configs).
 SHINKA_KEYS = frozenset({
@@ -42,18 +52,14 @@ SHINKA_KEYS = frozenset({
     "debug", "defaults", "results_dir",
 })
 SHINKA_ONLY = SHINKA_KEYS - {"defaults", "verbose", "debug", "results_dir"}
-# Sections only a Cambrian config has: a file with one of them is Cambrian's, strictly checked.
+# Sections only a Cambrian config has.
 CAMBRIAN_ONLY = frozenset(RunConfig.model_fields) - {"llm", "prompt", "database"}
-# OpenEvolve's default prompt.system_message is a template name, not a message.
-OPENEVOLVE_TEMPLATE_NAMES = frozenset({"system_message", "evaluator_system_message"})
+_OPENEVOLVE_LLM = frozenset({"primary_model", "secondary_model", "api_base",
+                             "primary_model_weight", "secondary_model_weight"})
 CONFIG_FILE_NAMES = ("config.yaml", "config.yml")
 SHINKA_FILE_NAMES = ("shinka.yaml", "shinka.yml", "shinka_small.yaml")
-# Without one of those, any other YAML file of the folder whose keys are a peer's is its run
-# file (OpenEvolve's circle packing has config_phase_1/2.yaml, ShinkaEvolve's shinka_long.yaml,
-# shinka_medium.yaml...): the first by name is read, the others are named in the note.
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_KEYS_NAMED = 4  # of one section, in the note; more are "section.* but those used"
-MODELS_NOT_CARRIED = "models are not carried over: Cambrian uses its own llm.models"
 
 
 @dataclass(frozen=True)
@@ -61,9 +67,14 @@ class PeerConfig:
     peer: str  # "OpenEvolve" | "ShinkaEvolve"
     path: Path
     layer: dict[str, Any]  # a Cambrian config layer
-    used: tuple[str, ...]  # "max_iterations -> evolution.generations"
+    used: tuple[str, ...]  # "max_iterations -> evolution.generations (3)"
     ignored: tuple[str, ...]  # dotted keys (or "section.*") left out
     others: tuple[str, ...] = ()  # the folder's other peer run files, not read
+    also: tuple[str, ...] = ()  # files read with it (run_evo.py beside shinka_small.yaml)
+
+    @property
+    def source_name(self) -> str:
+        return " + ".join((self.path.name, *self.also))
 
     @property
     def note(self) -> str:
@@ -71,42 +82,48 @@ class PeerConfig:
         used = ", ".join(self.used) if self.used else "nothing"
         ignored = "; ignored: " + ", ".join(self.ignored) if self.ignored else ""
         others = f" ({', '.join(self.others)}: not read)" if self.others else ""
-        return f"{self.path.name} is {self.peer}'s config{others}: used {used}{ignored}"
+        verb = "are" if self.also else "is"
+        return f"{self.source_name} {verb} {self.peer}'s config{others}: used {used}{ignored}"
+
+
+def _markers(data: Mapping[str, Any]) -> tuple[int, int, int]:
+    """How many top-level keys speak for OpenEvolve, ShinkaEvolve and Cambrian."""
+    keys = set(data)
+    openevolve = len(keys & OPENEVOLVE_ONLY)
+    llm, prompt = data.get("llm"), data.get("prompt")
+    if isinstance(llm, Mapping) and (_OPENEVOLVE_LLM & set(llm) or any(
+            isinstance(m, Mapping) and "name" in m for m in llm.get("models") or [])):
+        openevolve += 1
+    if isinstance(prompt, Mapping) and "system_message" in prompt:
+        openevolve += 1
+    return openevolve, len(keys & SHINKA_ONLY), len(keys & CAMBRIAN_ONLY)
 
 
 def peer_kind(data: Mapping[str, Any]) -> str | None:
-    """"OpenEvolve", "ShinkaEvolve" or None (a Cambrian config, or not recognisably a peer's).
-    A peer's file holds one of its own distinctive keys and no section only Cambrian has (the
-    peers ignore keys they do not know, so their files may hold such keys too)."""
-    keys = set(data)
-    if keys & CAMBRIAN_ONLY:
-        return None
-    if keys & OPENEVOLVE_ONLY and not keys & SHINKA_ONLY:
-        return "OpenEvolve"
-    if keys & SHINKA_ONLY:
-        return "ShinkaEvolve"
-    if keys and keys <= {"llm", "prompt", "database"} and _openevolve_sections(data):
-        return "OpenEvolve"
+    """"OpenEvolve", "ShinkaEvolve" or None (a Cambrian config, or not recognisably a peer's):
+    the side with more of its own keys. A tie is Cambrian's, so that a Cambrian config with a
+    mistyped section (``evaluator:``) gets its strict error."""
+    openevolve, shinka, cambrian = _markers(data)
+    if shinka > cambrian and shinka >= openevolve:
+        return SHINKA
+    if openevolve > cambrian:
+        return OPENEVOLVE
     return None
-
-
-def _openevolve_sections(data: Mapping[str, Any]) -> bool:
-    """A config of only OpenEvolve's shared section names, in OpenEvolve's shape."""
-    llm, prompt = data.get("llm"), data.get("prompt")
-    llm_keys = {"primary_model", "secondary_model", "api_base", "primary_model_weight"}
-    return ((isinstance(llm, dict) and bool(llm_keys & set(llm)))
-            or (isinstance(prompt, dict) and "system_message" in prompt))
 
 
 def find_config_file(task_dir: Path) -> Path | None:
     """config.yaml (Cambrian's or a peer's), else ShinkaEvolve's shinka.yaml, else the first
-    by name of the folder's other YAML files that is a peer's run file."""
+    by name of the folder's other YAML files that is a peer's run file, else a ShinkaEvolve
+    ``run_evo.py`` that builds its configs."""
     for name in CONFIG_FILE_NAMES + SHINKA_FILE_NAMES:
         path = task_dir / name
         if path.is_file():
             return path
     found = peer_run_files(task_dir)
-    return found[0] if found else None
+    if found:
+        return found[0]
+    script = find_run_script(task_dir)
+    return script if script is not None and read_run_script(script) is not None else None
 
 
 def peer_run_files(task_dir: Path) -> list[Path]:
@@ -124,135 +141,111 @@ def peer_run_files(task_dir: Path) -> list[Path]:
     return found
 
 
-def read_peer_config(path: Path, task_dir: Path) -> PeerConfig | None:
+def read_peer_file(path: Path) -> tuple[str, dict[str, Any], list[str]] | None:
+    """(peer, settings, keys not readable) of a peer's file; None when it is not a peer's."""
+    if path.suffix == ".py":
+        script = read_run_script(path)
+        return (SHINKA, script.data, script.unreadable) if script is not None else None
     data = read_config_file(path)
     kind = peer_kind(data)
-    if kind is None:
+    return (kind, data, []) if kind is not None else None
+
+
+def read_peer_config(path: Path, task_dir: Path) -> PeerConfig | None:
+    """The translation of ``path`` (a file of ``task_dir``, or one given with ``-c``)."""
+    read = read_peer_file(path)
+    if read is None:
         return None
-    translate = _translate_openevolve if kind == "OpenEvolve" else _translate_shinka
-    layer, used, ignored = translate(data, task_dir)
-    others = tuple(other.name for other in peer_run_files(task_dir) if other.name != path.name)
-    return PeerConfig(kind, path, layer, tuple(used), tuple(ignored), others)
+    kind, data, unreadable = read
+    also: tuple[str, ...] = ()
+    if kind == SHINKA and path.suffix != ".py":
+        script_path = find_run_script(path.parent)
+        script = read_run_script(script_path) if script_path is not None else None
+        if script is not None:  # the script's settings first, the YAML file's over them
+            data, unreadable, also = deep_merge(script.data, data), script.unreadable, (
+                script.path.name,)
+    rules = OPENEVOLVE_RULES if kind == OPENEVOLVE else SHINKA_RULES
+    layer, used, taken = translate(data, Path(task_dir), rules)
+    ignored = ignored_keys(data, taken) + [f"{key} (not readable without running it)"
+                                           for key in unreadable]
+    others = tuple(other.name for other in peer_run_files(path.parent)
+                   if other.name != path.name) if path.parent == Path(task_dir) else ()
+    return PeerConfig(kind, path, layer, tuple(used), tuple(ignored), others, also)
+
+
+def peer_layer(path: Path, task_dir: Path) -> tuple[dict[str, Any], PeerConfig | None]:
+    """A config file given with ``-c`` as a layer: translated when it is a peer's."""
+    peer = read_peer_config(Path(path), Path(task_dir))
+    return (peer.layer, peer) if peer is not None else (read_config_file(Path(path)), None)
 
 
 # --------------------------------------------------------------------------- translation
 
 
-class _Layer:
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        self.data = data
-        self.layer: dict[str, Any] = {}
-        self.used: list[str] = []
-        self.taken: set[str] = set()  # dotted source keys translated (or deliberately dropped)
-
-    def get(self, dotted: str) -> Any:
-        value: Any = self.data
-        for part in dotted.split("."):
-            if not isinstance(value, Mapping) or part not in value:
-                return None
-            value = value[part]
-        return value
-
-    def put(self, source: str, target: str, value: Any, shown: Any = None) -> None:
-        section, key = target.split(".")
-        self.layer.setdefault(section, {})[key] = value
-        self.taken.add(source)
-        self.used.append(f"{source} -> {target}" + ("" if shown is None else f" ({shown})"))
-
-    def ignored(self, dropped_note: Mapping[str, str] = {}) -> list[str]:
-        """Every source key not taken, grouped: a section none of whose keys was taken is
-        "section.*"; a note explains a few (the models)."""
-        out: list[str] = []
-        for key, value in self.data.items():
-            if key in self.taken:
-                continue
-            if isinstance(value, Mapping) and value:
-                inner = [f"{key}.{k}" for k in value if f"{key}.{k}" not in self.taken]
-                if not inner:
-                    continue
-                if len(inner) == len(value):
-                    label = f"{key}.*"
-                elif len(inner) <= MAX_KEYS_NAMED:
-                    label = ", ".join(inner)
-                else:
-                    label = f"{key}.* but those used"
-            else:
-                label = key
-            note = dropped_note.get(key)
-            out.append(f"{label} ({note})" if note else label)
-        return out
+def _set(layer: dict[str, Any], dotted: str, value: Any) -> None:
+    *sections, key = dotted.split(".")
+    for section in sections:
+        layer = layer.setdefault(section, {})
+    layer[key] = value
 
 
-def _take_int(layer: _Layer, source: str, target: str, minimum: int = 0) -> None:
-    value = layer.get(source)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
-        layer.put(source, target, value, value)
-
-
-def _take_language(layer: _Layer, source: str) -> None:
-    value = layer.get(source)
-    if not isinstance(value, str) or not value.strip():
-        return
+def _fits(puts: list[Put]) -> bool:
+    """Whether the values are in Cambrian's ranges (a peer may allow what Cambrian does not)."""
+    trial: dict[str, Any] = {}
+    for put in puts:
+        if put.target is not None:
+            _set(trial, put.target, put.value)
     try:
-        language_by_name(value.strip().lower())
-    except KeyError:
-        return  # left in the ignored list: a language Cambrian does not know
-    layer.put(source, "task.language", value.strip().lower(), value)
+        RunConfig.model_validate(trial)
+    except ValidationError:
+        return False
+    return True
 
 
-def _take_description(layer: _Layer, source: str) -> None:
-    value = layer.get(source)
-    if isinstance(value, str) and value.strip() and value.strip() not in OPENEVOLVE_TEMPLATE_NAMES:
-        layer.put(source, "task.description", value.strip())
+def translate(data: Mapping[str, Any], task_dir: Path,
+              rules: tuple[Rule, ...]) -> tuple[dict[str, Any], list[str], set[str]]:
+    """(Cambrian layer, report lines, the peer keys taken) for ``data`` under ``rules``."""
+    source = Source(data, task_dir)
+    layer: dict[str, Any] = {}
+    used: list[str] = []
+    taken: set[str] = set()
+    for rule in rules:
+        puts = rule.apply(source)
+        if not puts or not _fits(puts):
+            continue
+        present = [key for key in rule.sources if source.get(key) is not None]
+        taken.update(present)
+        for put in puts:
+            if put.target is not None:
+                _set(layer, put.target, put.value)
+        first = puts[0]
+        shown = f" ({first.shown})" if first.shown else ""
+        targets = ", ".join(p.target for p in puts if p.target is not None) or "honoured"
+        used.append(f"{', '.join(present)} -> {targets}{shown}")
+    return layer, used, taken
 
 
-def _translate_openevolve(data: Mapping[str, Any],
-                          task_dir: Path) -> tuple[dict[str, Any], list[str], list[str]]:
-    layer = _Layer(data)
-    _take_description(layer, "prompt.system_message")
-    timeout = layer.get("evaluator.timeout")
-    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
-        layer.put("evaluator.timeout", "evaluation.timeout_s", float(timeout), f"{timeout:g} s")
-    _take_int(layer, "random_seed", "evolution.seed")
-    _take_language(layer, "language")
-    _take_int(layer, "max_iterations", "evolution.generations")
-    cascade = layer.get("evaluator.cascade_evaluation")
-    if isinstance(cascade, bool):
-        layer.put("evaluator.cascade_evaluation", "evaluation.cascade", "on" if cascade else "off")
-    thresholds = layer.get("evaluator.cascade_thresholds")
-    if (isinstance(thresholds, list) and thresholds
-            and all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in thresholds)):
-        layer.put("evaluator.cascade_thresholds", "evaluation.cascade_thresholds",
-                  [float(t) for t in thresholds])
-    return layer.layer, layer.used, layer.ignored({"llm": MODELS_NOT_CARRIED})
+def ignored_keys(data: Mapping[str, Any], taken: set[str]) -> list[str]:
+    """Every source key not taken, grouped: a section none of whose keys was taken is
+    "section.*"; a partly used one names its keys (or "section.* but those used")."""
+    out: list[str] = []
+    for key, value in data.items():
+        if key in taken:
+            continue
+        if isinstance(value, Mapping) and value:
+            inner = [f"{key}.{k}" for k in value if f"{key}.{k}" not in taken]
+            if not inner:
+                continue
+            if len(inner) == len(value):
+                out.append(f"{key}.*")
+            elif len(inner) <= MAX_KEYS_NAMED:
+                out.append(", ".join(inner))
+            else:
+                out.append(f"{key}.* but those used")
+        else:
+            out.append(key)
+    return out
 
 
-_HMS = re.compile(r"^\s*(\d+):(\d{1,2}):(\d{1,2})\s*$")
-
-
-def _translate_shinka(data: Mapping[str, Any],
-                      task_dir: Path) -> tuple[dict[str, Any], list[str], list[str]]:
-    layer = _Layer(data)
-    _take_description(layer, "evo_config.task_sys_msg")
-    time_limit = layer.get("job_config.time")
-    match = _HMS.match(time_limit) if isinstance(time_limit, str) else None
-    if match:
-        hours, minutes, seconds = (int(part) for part in match.groups())
-        total = hours * 3600 + minutes * 60 + seconds
-        if total > 0:
-            layer.put("job_config.time", "evaluation.timeout_s", float(total), time_limit)
-    _take_int(layer, "seed", "evolution.seed")
-    _take_int(layer, "evo_config.seed", "evolution.seed")
-    _take_language(layer, "evo_config.language")
-    _take_int(layer, "evo_config.num_generations", "evolution.generations")
-    initial = layer.get("evo_config.init_program_path")
-    if isinstance(initial, str) and (task_dir / Path(initial).name).is_file():
-        layer.put("evo_config.init_program_path", "task.initial_program", Path(initial).name)
-    cost = layer.get("evo_config.max_api_costs")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
-        layer.put("evo_config.max_api_costs", "budget.max_cost_usd", float(cost), f"${cost:g}")
-    models = {"evo_config": MODELS_NOT_CARRIED} if layer.get("evo_config.llm_models") else {}
-    return layer.layer, layer.used, layer.ignored(models)
-
-
-__all__ = ["PeerConfig", "find_config_file", "peer_kind", "peer_run_files", "read_peer_config"]
+__all__ = ["OPENEVOLVE", "SHINKA", "PeerConfig", "find_config_file", "peer_kind",
+           "peer_layer", "peer_run_files", "read_peer_config", "read_peer_file", "translate"]

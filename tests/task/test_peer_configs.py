@@ -28,13 +28,20 @@ def test_openevolve_config_is_translated_and_the_rest_named(tmp_path: Path):
     assert config.evolution.seed == 7 and config.evolution.generations == 3
     assert config.evaluation.cascade == "on"
     assert config.evaluation.cascade_thresholds == [0.5, 0.75]
-    # OpenEvolve's gemini models are never carried over: Cambrian's own default stays.
-    assert [m.provider for m in config.llm.models] == ["local"]
+    # OpenEvolve's Gemini models (through Gemini's OpenAI endpoint) with their weights.
+    assert [(m.provider, m.model, m.weight, m.api_key_env) for m in config.llm.models] == [
+        ("gemini", "gemini-2.0-flash-lite", 0.8, "GEMINI_API_KEY"),
+        ("gemini", "gemini-2.0-flash", 0.2, "GEMINI_API_KEY")]
+    assert config.llm.models[0].temperatures == [0.7] and config.llm.models[0].max_tokens == 4096
+    assert config.database.num_islands == 3 and config.database.archive_size == 20
+    assert config.database.top_k_inspirations == 3
+    assert config.evolution.max_parallel_evaluations == 2
     note = peer_config(root).note
     assert "\n" not in note and note.startswith("config.yaml is OpenEvolve's config: used ")
     assert "max_iterations -> evolution.generations (3)" in note
-    assert "llm.* (models are not carried over" in note
-    assert "database.*" in note and "checkpoint_interval" in note
+    assert "-> llm.models (gemini:gemini-2.0-flash-lite x0.8, gemini:gemini-2.0-flash x0.2)" in note
+    assert "database.population_size, database.exploitation_ratio" in note
+    assert "checkpoint_interval" in note
 
 
 def test_shinka_run_file_is_translated(tmp_path: Path):
@@ -47,7 +54,13 @@ def test_shinka_run_file_is_translated(tmp_path: Path):
     assert config.task.initial_program == "initial.py" and config.task.language == "python"
     note = peer_config(root).note
     assert note.startswith("shinka.yaml is ShinkaEvolve's config")
-    assert "evo_config.llm_models" in note and "db_config.*" in note
+    assert "evo_config.llm_models, evo_config.llm_kwargs" not in note  # no kwargs here
+    assert "evo_config.llm_models -> llm.models (openai:gpt-5-mini, gemini:gemini-2.5-flash)" in note
+    assert "db_config.num_islands -> database.num_islands (2)" in note
+    assert "evo_config.embedding_model" in note.split("; ignored: ")[1]
+    assert config.database.num_islands == 2 and config.database.parent_selection == "weighted"
+    assert config.evolution.patch_types == ["diff", "full"]
+    assert config.evolution.patch_type_probs == [0.6, 0.4]
 
 
 def test_settings_given_on_top_still_win(tmp_path: Path):
@@ -65,12 +78,22 @@ def test_a_cambrian_config_with_a_typo_is_still_an_error(tmp_path: Path):
         build_config([task_config_layer(root)])
 
 
-def test_task_notes_name_the_peer_config_and_the_docstring_statement(tmp_path: Path):
+def test_task_notes_name_the_peer_config_and_its_prompt_stands_for_the_statement(tmp_path: Path):
     root = copy("openevolve_cascade", tmp_path)
     task = load_task(root, resolve_config(root))
     assert task.initial_path.name == "initial_program.py" and task.contract == "module"
+    # The peer's system message is the task paragraph; the evaluator's docstring is not
+    # taken as a statement beside it.
+    assert task.description.startswith("You are an expert at tuning counters.")
+    assert task.problem_statement is None
+    assert task.notes == (peer_config(root).note,)
+
+
+def test_without_a_task_paragraph_the_docstring_is_the_statement(tmp_path: Path):
+    root = copy("openevolve_cascade", tmp_path)
+    config = resolve_config(root, overrides=["task.description=null"])
+    task = load_task(root, config)
     assert task.problem_statement.startswith("Raise the counter: the score is VALUE / 10")
-    assert task.notes[0] == peer_config(root).note
     assert "docstring of evaluator.py is used as the statement" in task.notes[1]
 
 
