@@ -7,6 +7,7 @@ from cambrian.config.loading import (
     deep_merge,
     parse_override,
     read_config_file,
+    stored_form,
     validate_config,
 )
 from cambrian.config.mutation import ALL_MUTATION_INTENTS, MutationConfig, MutationIntentName
@@ -45,5 +46,5 @@ __all__ = [
     "ParentSelection", "PatchFormat", "PatchType", "PromptConfig", "PromptEvolutionConfig",
     "RetryConfig", "RunConfig", "SearchConfig", "StrictModel", "TaskConfig",
     "TraceFeedbackConfig", "TrackingConfig", "build_config", "deep_merge", "parse_override", "read_config_file",
-    "validate_config",
+    "stored_form", "validate_config",
 ]

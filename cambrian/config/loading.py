@@ -1,5 +1,5 @@
-"""Reading and layering configuration: YAML files, ``--set`` overrides, strict validation whose
-errors name the closest valid key."""
+"""Reading and layering configuration: YAML files, ``--set`` overrides, ``${VAR}`` references
+(``env_vars.py``), strict validation whose errors name the closest valid key."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from cambrian.config.env_vars import mark_sources, pin, restore, substitute
 from cambrian.config.sections import RunConfig
 from cambrian.core.errors import ConfigError
 from cambrian.core.plugins import load_plugins
@@ -77,7 +78,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of sections, got {type(data).__name__}")
-    return data
+    return mark_sources(data, str(path))
 
 
 def parse_override(text: str) -> dict[str, Any]:
@@ -111,4 +112,13 @@ def build_config(
                                                                          dict) else None
     if isinstance(plugins, list):  # they may register names the config uses (a language...)
         load_plugins([str(p) for p in plugins])
-    return validate_config(merged)
+    merged, templates = substitute(merged)
+    config = validate_config(merged)
+    config._env_templates = pin(config.model_dump(mode="json"), templates)
+    return config
+
+
+def stored_form(config: RunConfig) -> dict[str, Any]:
+    """The configuration as a run stores, prints and exports it: its values, but each one
+    written as ``${VAR}`` kept as written (the variable's value never reaches the store)."""
+    return restore(config.model_dump(mode="json"), config._env_templates)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import (
     Field,
+    PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -1001,3 +1002,7 @@ class RunConfig(StrictModel):
         description="A judged (contest-style) task: compiled, run on generated test cases, "
                     "scored per case; None: the task has an evaluator.",
     )
+    # The values written as ${VAR} (config/env_vars.py): by path, their text and the value it
+    # gave, so what the run stores is the reference, never the value (loading.stored_form).
+    _env_templates: dict[tuple[str | int, ...], tuple[str, Any]] = PrivateAttr(
+        default_factory=dict)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from cambrian.config import RunConfig
+from cambrian.config import RunConfig, stored_form
 from cambrian.store.store import Store
 from cambrian.task.program_files import check_relative, split_files
 
@@ -23,7 +23,7 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_config(run_dir: Path, config: RunConfig) -> None:
-    _atomic_write(run_dir / "config.yaml", yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False))
+    _atomic_write(run_dir / "config.yaml", yaml.safe_dump(stored_form(config), sort_keys=False))
 
 
 def write_program_files(folder: Path, source: str, entry: str) -> Path:

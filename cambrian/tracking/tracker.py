@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cambrian.config.loading import stored_form
 from cambrian.config.sections import RunConfig
 from cambrian.core.errors import ConfigError
 from cambrian.core.events import CandidateEvaluated, Event, SessionEnded, SessionStarted, kind_of
@@ -124,7 +125,8 @@ class RunTracker:
                 self.sinks.remove(sink)
 
     def _params(self) -> dict[str, str]:
-        params = flat_params(self.config.model_dump(mode="json", exclude={"tracking"}))
+        params = flat_params({key: value for key, value in stored_form(self.config).items()
+                              if key != "tracking"})
         params["task"] = self.task_name
         return params
 
