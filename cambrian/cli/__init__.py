@@ -5,7 +5,7 @@ commands on :data:`cambrian.cli.app.app`."""
 
 from __future__ import annotations
 
-from cambrian.cli import bench, config_group, guide, inspect, judge, replay, run, show, trace, ui  # noqa: F401, I001
+from cambrian.cli import bench, config_group, config_translate, guide, inspect, judge, replay, run, show, trace, ui  # noqa: F401, I001
 
 # (the imports register the commands, in this order)
 from cambrian.cli.app import app

@@ -92,7 +92,8 @@ def _markers(data: Mapping[str, Any]) -> tuple[int, int, int]:
     openevolve = len(keys & OPENEVOLVE_ONLY)
     llm, prompt = data.get("llm"), data.get("prompt")
     if isinstance(llm, Mapping) and (_OPENEVOLVE_LLM & set(llm) or any(
-            isinstance(m, Mapping) and "name" in m for m in llm.get("models") or [])):
+            isinstance(m, Mapping) and "name" in m and not {"provider", "model"} & set(m)
+            for m in llm.get("models") or [])):
         openevolve += 1
     if isinstance(prompt, Mapping) and "system_message" in prompt:
         openevolve += 1

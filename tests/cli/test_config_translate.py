@@ -1,0 +1,96 @@
+"""A peer's config file chosen with -c (OpenEvolve's second phase, a ShinkaEvolve run file of
+another size) is translated with the same used/ignored report, and `cambrian config translate`
+writes the Cambrian config it becomes, which then runs as it is."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+from support.scripted_llm import ScriptedLLM, write_counter_task
+from typer.testing import CliRunner
+
+from cambrian.api import resolve_config, start
+from cambrian.cli import app
+from cambrian.config import build_config, read_config_file
+from cambrian.task.folder import peer_config
+
+PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peer_folders"
+QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false"]
+PHASE = {"max_iterations": 0, "random_seed": 3, "diff_based_evolution": True,
+         "llm": {"primary_model": "gpt-4o-mini"},
+         "prompt": {"system_message": "Phase {phase}: raise VALUE."},
+         "evaluator": {"timeout": 0, "cascade_evaluation": False}}
+
+
+def two_phases(tmp_path: Path) -> Path:
+    root = write_counter_task(tmp_path / "phased")
+    for phase, iterations, timeout in ((1, 2, 60), (2, 1, 90)):
+        data = json.loads(json.dumps(PHASE))
+        data["max_iterations"], data["evaluator"]["timeout"] = iterations, timeout
+        data["prompt"]["system_message"] = f"Phase {phase}: raise VALUE."
+        (root / f"config_phase_{phase}.yaml").write_text(yaml.safe_dump(data))
+    return root
+
+
+def test_the_second_phase_is_chosen_with_c(tmp_path: Path):
+    root = two_phases(tmp_path)
+    assert resolve_config(root).task.description == "Phase 1: raise VALUE."
+    config = resolve_config(root, root / "config_phase_2.yaml")
+    assert config.task.description == "Phase 2: raise VALUE."
+    assert config.evaluation.timeout_s == 90.0 and config.evolution.generations == 1
+    assert config.llm.models[0].model == "gpt-4o-mini"
+
+
+def test_a_peer_file_given_with_c_runs_and_its_note_is_the_preflights(tmp_path: Path):
+    root = two_phases(tmp_path)
+    with ScriptedLLM(lambda messages, index: "no change") as llm:
+        evolution = start(root, config=root / "config_phase_2.yaml", run_dir=tmp_path / "run",
+                          overrides=["llm.models=[" + json.dumps(llm.model_config()) + "]",
+                                     *QUIET])
+        try:
+            notes = evolution.ctx.task.notes
+            assert notes[0].startswith("config_phase_2.yaml is OpenEvolve's config "
+                                       "(config_phase_1.yaml: not read): used ")
+            assert not any(n.startswith("config_phase_1.yaml") for n in notes)
+            summary = asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    assert summary.evaluations <= 1
+    stored = read_config_file(tmp_path / "run" / "config.yaml")
+    assert stored["task"]["description"] == "Phase 2: raise VALUE."
+
+
+def test_config_translate_writes_a_config_that_loads(tmp_path: Path):
+    root = Path(shutil.copytree(PEERS / "shinka_script", tmp_path / "shinka_script"))
+    out = tmp_path / "cambrian.yaml"
+    result = CliRunner().invoke(app, ["config", "translate", str(root / "run_evo.py"),
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Wrote" in result.output and f"cambrian run {root} -c {out}" in result.output
+    text = out.read_text()
+    assert text.startswith("# Cambrian config translated from ShinkaEvolve's run_evo.py\n")
+    assert "#   evo_config.num_generations -> evolution.generations (4)" in text
+    data = read_config_file(out)
+    config = build_config([data])
+    assert config.evolution.generations == 4 and config.database.num_islands == 3
+    # The written file is Cambrian's own: given with -c, it is not translated again.
+    assert peer_config(tmp_path) is None
+    assert resolve_config(root, out).task.description.startswith("You are an expert in simple")
+
+
+def test_config_translate_prints_and_refuses_a_cambrian_config(tmp_path: Path):
+    printed = CliRunner().invoke(app, ["config", "translate",
+                                       str(PEERS / "openevolve_cascade" / "config.yaml")],
+                                 terminal_width=200)
+    assert printed.exit_code == 0
+    assert "max_iterations -> evolution.generations (3)" in printed.output
+    assert "generations: 3" in printed.output
+    own = tmp_path / "mine.yaml"
+    own.write_text("evolution:\n  generations: 2\n")
+    refused = CliRunner().invoke(app, ["config", "translate", str(own)])
+    assert refused.exit_code == 2
+    assert "not an OpenEvolve or ShinkaEvolve config" in refused.output
