@@ -15,6 +15,7 @@ algorithm makes itself available to ``cambrian run --search NAME``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,9 @@ class ParentSample:
     inspiration_ids: tuple[int, ...] = ()
     kind: str | None = None  # force a mutation kind (diff, full, cross); None: engine chooses
     guidance: str = ""  # extra instruction for this proposal (e.g. "diverge" vs "refine")
+    # Multipliers of the mutation schedule's intent weights for this parent (a stagnant niche
+    # favours a strategy rewrite, a new one refinement); combined with the hooks' steering.
+    intent_weights: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass

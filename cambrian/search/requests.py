@@ -120,6 +120,8 @@ class RequestBuilder:
             return ProposalRequest(generation, island, "fix", self.view(parent.id))
         steering = self._steering()
         if steering.restart_parent is not None and self.store.candidates.exists(
+        if sample.intent_weights:
+            steering = steering.combined(Steering(intent_weights=sample.intent_weights))
                 steering.restart_parent):
             sample = replace(sample, parent_id=steering.restart_parent)
         if steering.inspirations is not None:

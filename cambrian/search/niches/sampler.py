@@ -127,7 +127,17 @@ class NicheSampler:
         parent = niche.elites[int(rng.choice(len(niche.elites), p=weights))]
         inspirations = self.inspirations(parent, niche, archive)
         return ParentSample(parent.id, parent.island, tuple(p.id for p in inspirations),
-                            guidance=self.note(parent, inspirations))
+                            guidance=self.note(parent, inspirations),
+                            intent_weights=self.intent_mix(niche))
+
+    def intent_mix(self, niche: Niche) -> dict[str, float]:
+        """The niche's intent multipliers: a stagnant niche's parents lean to a new approach,
+        a new niche's to developing the one it has; others use the schedule as it is."""
+        if niche.stagnant:
+            return dict(self.settings.stagnant_intents)
+        if niche.is_new(self.settings.new_niche_proposals):
+            return dict(self.settings.new_intents)
+        return {}
 
     def inspirations(self, parent: ProgramRecord, niche: Niche,
                      archive: NicheArchive) -> list[ProgramRecord]:

@@ -7,9 +7,11 @@ from __future__ import annotations
 from cambrian.config import RunConfig
 from cambrian.core.errors import ConfigError
 from cambrian.core.objective import Objective
+from cambrian.core.registry import UnknownName
 from cambrian.llm.cheapest import cheapest_label
 from cambrian.llm.gateway import LLMGateway
 from cambrian.meta.strategy_tagger import StrategyTagger
+from cambrian.mutate.intents import INTENTS
 from cambrian.meta.strategy_tags import TagBook
 from cambrian.search.algorithm import Selector
 from cambrian.search.niches.sampler import NicheAware, NicheInputs
@@ -17,11 +19,18 @@ from cambrian.store.recorder import Recorder
 
 
 def check_niches(config: RunConfig) -> None:
-    """``niches.model`` names a model of the ensemble (checked before a run folder is made)."""
+    """``niches.model`` names a model of the ensemble and the niche intent mixes name
+    registered intents (checked before a run folder is made)."""
     labels = [m.label for m in config.llm.models]
     if config.niches.model is not None and config.niches.model not in labels:
         raise ConfigError(f"niches.model '{config.niches.model}' is not one of llm.models: "
                           f"{sorted(labels)}")
+    for key in ("stagnant_intents", "new_intents"):
+        for name in getattr(config.niches, key):
+            try:
+                INTENTS.get(name)
+            except UnknownName as error:
+                raise ConfigError(f"niches.{key}: {error}") from None
 
 
 def tagging_model(config: RunConfig, gateway: LLMGateway) -> str:

@@ -109,3 +109,30 @@ def test_tied_niches_get_the_same_share():
     p = niche_probabilities(sorted(archive.niches.values(), key=lambda n: n.family),
                             settings(niche_alpha=2.0))
     np.testing.assert_allclose(p, [0.5, 0.5])
+
+
+def test_a_stagnant_niche_leans_to_a_new_approach_and_a_new_niche_to_refinement():
+    config = settings(niche_alpha=0.0, stagnation_window=4, new_niche_proposals=3, max_age=0,
+                      stagnant_intents={"strategy": 3.0}, new_intents={"refinement": 2.0})
+    sampler = NicheSampler()
+    sampler.attach(NicheInputs(config, book_of(FAMILIES)))
+    rng = np.random.default_rng(7)
+    programs = _programs()
+    mixes = {}
+    for _ in range(200):
+        sample = sampler.sample(programs, rng)
+        mixes[sample.parent_id] = dict(sample.intent_weights)
+    # 1: the stagnant greedy niche; 8: local search, neither; 9: the new annealing niche.
+    assert mixes == {1: {"strategy": 3.0}, 8: {}, 9: {"refinement": 2.0}}
+
+
+def test_niche_intent_mixes_name_registered_intents():
+    import pytest
+
+    from cambrian.config import RunConfig
+    from cambrian.core.errors import ConfigError
+    from cambrian.search.build import check_names
+
+    with pytest.raises(ConfigError, match="niches.stagnant_intents: unknown .*'strategi'.*"
+                                          "did you mean 'strategy'"):
+        check_names(RunConfig.model_validate({"niches": {"stagnant_intents": {"strategi": 2}}}))
