@@ -119,9 +119,9 @@ class RequestBuilder:
             island = int(self.rng.integers(self.config.database.num_islands))
             return ProposalRequest(generation, island, "fix", self.view(parent.id))
         steering = self._steering()
-        if steering.restart_parent is not None and self.store.candidates.exists(
         if sample.intent_weights:
             steering = steering.combined(Steering(intent_weights=sample.intent_weights))
+        if steering.restart_parent is not None and self.store.candidates.exists(
                 steering.restart_parent):
             sample = replace(sample, parent_id=steering.restart_parent)
         if steering.inspirations is not None:
