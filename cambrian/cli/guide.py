@@ -82,25 +82,30 @@ def control(
                                           help="New token budget (budget)"),
     max_wall_time_s: float | None = typer.Option(None, "--max-wall-time", metavar="SECONDS",
                                                  help="New wall-time budget (budget)"),
+    confirm: bool = typer.Option(False, "--confirm", help="Apply a budget at or below what "
+                                 "the run already used (it stops at once)"),
 ) -> None:
     """Pause, resume or stop a running search, or change its budget; the run applies the
     request at its next turn and records it."""
-    from cambrian.search.control import request_control
+    from cambrian.search.control import queue_control
+    from cambrian.search.control_checks import NeedsConfirmation
 
     values = {"generations": generations, "max_cost_usd": max_cost_usd,
               "max_llm_calls": max_llm_calls, "max_tokens": max_tokens,
               "max_wall_time_s": max_wall_time_s}
     payload = {key: value for key, value in values.items() if value is not None}
-    if payload and action != "budget":
-        fail(f"budget values go with the action budget, not {action}")
     try:
         store = Store.open(run_dir)
     except (FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     try:
-        request = request_control(Recorder(store), action, payload or None, source="cli")
+        answer = queue_control(Recorder(store), action, payload or None, source="cli",
+                               confirm=confirm)
+    except NeedsConfirmation as exc:
+        fail(f"{exc}".replace('the API takes "confirm": true', "add --confirm"))
     except ValueError as exc:
         fail(str(exc))
     finally:
         store.close()
-    console.print(f"request {request} ({action}) queued; the run applies it at its next turn")
+    console.print(f"request {answer.request_id} ({action}) queued: {answer.text}; the run "
+                  "applies it at its next turn (its control event says whether it did)")

@@ -144,10 +144,7 @@ def run(
 ) -> None:
     """Start a new evolution run on TASK_DIR."""
     from cambrian.api import RunExists, start
-    from cambrian.cli.ui import require_ui
-
-    if ui:
-        require_ui("the web UI (--ui)")
+    from cambrian.cli.ui import reserve_ui_port
 
     sets = list(overrides or [])
     if generations is not None:
@@ -155,21 +152,30 @@ def run(
     if search is not None:
         sets.append(f"search.algorithm={search}")
     _early_stops(sets, target_score, patience)
+    ui_socket = reserve_ui_port(ui_port) if ui else None  # before the run folder is made
     try:
         _one_model(sets, model, api_base, api_key_env)
         evolution = start(task_dir, config=config, overrides=sets, run_dir=run_dir)
     except (ConfigError, TaskError, RunExists, LLMError, FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     console.print(f"Run directory: {evolution.run_dir}")
-    _finish(evolution, quiet, ui_port if ui else None, new_run=True)
+    _finish(evolution, quiet, ui_port if ui else None, new_run=True, ui_socket=ui_socket)
 
 
 def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None,
-            new_run: bool = False) -> None:
+            new_run: bool = False, ui_socket: object | None = None) -> None:
     from cambrian.api import discard_unstarted
-    from cambrian.cli.ui import keep_serving, start_beside_run
+    from cambrian.cli.ui import UIStartFailed, keep_serving, start_beside_run
 
-    server = start_beside_run(evolution.run_dir, ui_port) if ui_port is not None else None
+    try:
+        server = (start_beside_run(evolution.run_dir, ui_port, ui_socket)
+                  if ui_port is not None else None)
+    except UIStartFailed as exc:
+        if new_run:  # nothing ran: no run folder is left behind
+            discard_unstarted(evolution)
+        else:
+            evolution.store.close()
+        fail(str(exc))
     try:
         summary = _drive(evolution, quiet)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -207,19 +213,17 @@ def resume(
 ) -> None:
     """Continue a stopped or killed run."""
     from cambrian.api import resume as resume_run
-    from cambrian.cli.ui import require_ui
-
-    if ui:
-        require_ui("the web UI (--ui)")
+    from cambrian.cli.ui import reserve_ui_port
 
     sets = list(overrides or [])
     if generations is not None:
         sets.append(f"evolution.generations={generations}")
     _early_stops(sets, target_score, patience)
+    ui_socket = reserve_ui_port(ui_port) if ui else None
     try:
         evolution = resume_run(run_dir, overrides=sets)
     except (ConfigError, TaskError, LLMError, FileNotFoundError, StoreError) as exc:
         fail(str(exc))
-    _finish(evolution, quiet, ui_port if ui else None)
+    _finish(evolution, quiet, ui_port if ui else None, ui_socket=ui_socket)
 
 

@@ -54,17 +54,37 @@ def ui(
     server.run()
 
 
-def start_beside_run(run_dir: Path, port: int) -> object:
-    """``cambrian run --ui``: the UI of this run on a background thread of the run's process."""
+def reserve_ui_port(port: int) -> object:
+    """``cambrian run --ui``: the UI's port, bound before the run folder is made; a port in
+    use stops the command here (exit 2), before anything is written."""
+    require_ui("the web UI (--ui)")
+    from cambrian.ui.server import DEFAULT_HOST, reserve
+
+    try:
+        return reserve(DEFAULT_HOST, port)
+    except OSError as exc:
+        fail(f"the web UI cannot listen on port {port} ({exc.strerror or exc}); choose "
+             "another with --ui-port")
+    raise AssertionError("unreachable")
+
+
+def start_beside_run(run_dir: Path, port: int, sock: object | None = None) -> object:
+    """``cambrian run --ui``: the UI of this run on a background thread of the run's process
+    (on ``sock``, the port ``reserve_ui_port`` bound)."""
     require_ui("the web UI (--ui)")
     from cambrian.ui.server import BackgroundServer, build_server
 
     try:
-        server = BackgroundServer(build_server([run_dir], port=port)).start()
+        server = BackgroundServer(build_server([run_dir], port=port),
+                                  sock).start()  # type: ignore[arg-type]
     except (RuntimeError, OSError) as exc:
-        fail(f"the web UI could not start on port {port}: {exc}")
+        raise UIStartFailed(f"the web UI could not start on port {port}: {exc}") from None
     console.print(f"Watch and steer this run at {server.url}")
     return server
+
+
+class UIStartFailed(RuntimeError):
+    """The web UI beside a run did not start."""
 
 
 def keep_serving(server: object) -> None:

@@ -257,6 +257,44 @@ class BanditSnapshot(Event):
     mean_reward: dict[str, float | None] = field(default_factory=dict)
 
 
+@event_kind("intent_bandit")
+@dataclass(frozen=True)
+class IntentBanditSnapshot(Event):
+    """The intent bandit of one island (mutate/intent_bandit.py): each intent's share of the
+    proposals, its mean gain per proposal (fitness; None: not tried) and its proposals."""
+
+    island: int
+    pulls: int
+    shares: dict[str, float]
+    gain_per_pull: dict[str, float | None] = field(default_factory=dict)
+    pulls_by_arm: dict[str, int] = field(default_factory=dict)
+
+
+@event_kind("step_score_check")
+@dataclass(frozen=True)
+class StepScoreChecked(Event):
+    """A model-written improvement-step score checked against the evaluator on the initial
+    program's solution and perturbed ones (search/step_score_check.py): the evaluator's and the
+    score's value of each (None: invalid / not reported), and whether it was accepted."""
+
+    candidate_id: int | None
+    accepted: bool
+    reason: str
+    evaluator: list[float | None] = field(default_factory=list)
+    model: list[float | None] = field(default_factory=list)
+
+
+@event_kind("moves_derived")
+@dataclass(frozen=True)
+class MovesDerived(Event):
+    """The improvement step's moves the model derived from the problem and the program
+    (meta/move_menu.py), or why there are none."""
+
+    moves: list[str]
+    context_id: int | None = None
+    error: str = ""
+
+
 @event_kind("archive_snapshot_mismatch")
 @dataclass(frozen=True)
 class ArchiveSnapshotMismatch(Event):
@@ -301,6 +339,7 @@ class ControlChanged(Event):
     action: str  # pause | resume | stop | budget
     source: str
     detail: dict[str, Any] = field(default_factory=dict)
+    request_id: int = 0  # the control_requests row it applied (0: a run from before it)
 
 
 # --------------------------------------------------------------------------- self-reflection

@@ -76,9 +76,11 @@ class LLMResponse:
 
 
 class LLMError(Exception):
-    """Base class for provider failures. ``retryable`` tells the retry policy what to do."""
+    """Base class for provider failures. ``retryable`` tells the retry policy what to do;
+    ``latency_s`` is how long the attempt that raised it took (set by the retry wrapper)."""
 
     retryable: bool = False
+    latency_s: float | None = None
 
 
 class LLMTimeout(LLMError):

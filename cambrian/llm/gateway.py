@@ -10,6 +10,7 @@ the cap on the reply kept, and the ledger record of messages, reply, tokens, cos
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
@@ -172,12 +173,15 @@ class LLMGateway:
                                        latency_s=attempt.latency_s))
 
         listening = ATTEMPT_FAILED.set(attempt_failed)
+        started = time.monotonic()
         try:
             response = await self.providers[caps.label].complete(request)
         except LLMError as exc:
             error = f"{type(exc).__name__}: {exc}"
-            context_id = self._record(self._context(
-                purpose, caps, request, None, error, parent_context_id))
+            context_id = self._record(self._context(  # the last attempt's own latency
+                purpose, caps, request, None, error, parent_context_id,
+                latency_s=exc.latency_s if exc.latency_s is not None
+                else time.monotonic() - started))
             return CallResult(None, context_id, error, classify(exc))
         finally:
             ATTEMPT_FAILED.reset(listening)

@@ -143,6 +143,7 @@ class RetryingProvider:
                     started = time.perf_counter()
                     response = await self._inner.complete(request)
         except LLMError as error:
+            error.latency_s = time.perf_counter() - started  # the last attempt's
             if error.retryable:
                 detail = error.args[0] if error.args else type(error).__name__
                 error.args = (f"{detail} (gave up after {attempts} attempts)", *error.args[1:])

@@ -13,11 +13,14 @@ proposals were given it.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from pathlib import Path
 from typing import Literal
 
+from cambrian.config import PromptConfig
 from cambrian.core.events import GuidanceChanged
+from cambrian.store.database import StoreError
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import GuidanceRow
 
@@ -27,6 +30,12 @@ Action = Literal["append", "replace", "revert", "clear"]
 ACTIONS: tuple[str, ...] = ("append", "replace", "revert", "clear")
 _TARGET = re.compile(r"^(candidate|lineage):(\d+)$")
 NO_GUIDANCE = GuidanceRow(0, "")
+DEFAULT_MAX_CHARS = int(PromptConfig.model_fields["max_guidance_chars"].default)
+log = logging.getLogger(__name__)
+
+
+class GuidanceRefused(ValueError):
+    """A guidance change refused where it was made; the message says why, in one line."""
 
 
 def check_target(target: str) -> str:
@@ -42,6 +51,25 @@ class GuidanceBoard:
         self.store = recorder.store
         self.file = (Path(run_dir) / GUIDANCE_FILENAME) if run_dir is not None else None
 
+    @property
+    def max_chars(self) -> int:
+        """The run's ``prompt.max_guidance_chars``: what the active guidance may hold."""
+        try:
+            prompt = self.store.runs.info().config.get("prompt") or {}
+        except StoreError:  # a store without a run row
+            return DEFAULT_MAX_CHARS
+        return int(prompt.get("max_guidance_chars") or DEFAULT_MAX_CHARS)
+
+    def check_target(self, target: str) -> str:
+        """A well-formed target naming a candidate this run has."""
+        target = check_target(target)
+        if target:
+            number = int(target.split(":")[1])
+            if not self.store.candidates.exists(number):
+                raise GuidanceRefused(f"guidance target {target}: this run has no candidate "
+                                      f"{number}")
+        return target
+
     def history(self, target: str | None = None) -> list[GuidanceRow]:
         return self.store.guidance.history(target)
 
@@ -50,8 +78,10 @@ class GuidanceBoard:
 
     def change(self, action: Action | str, text: str = "", source: str = "cli",
                target: str = "") -> GuidanceRow:
-        """Apply one change and return the new active guidance (of ``target``)."""
-        target = check_target(target)
+        """Apply one change and return the new active guidance (of ``target``); a change to a
+        candidate this run does not have, or one leaving more than ``max_chars`` characters
+        active, is refused (:class:`GuidanceRefused`)."""
+        target = self.check_target(target)
         text = text.strip()
         now = self.current(target)
         restores: int | None = None
@@ -73,6 +103,12 @@ class GuidanceBoard:
             active, restores = (previous.text, previous.id) if previous else ("", 0)
         else:
             raise ValueError(f"unknown guidance action {action!r}; one of {', '.join(ACTIONS)}")
+        limit = self.max_chars
+        if len(active) > limit:
+            raise GuidanceRefused(
+                f"guidance refused: it would leave {len(active):,} characters active, over the "
+                f"limit of {limit:,} (prompt.max_guidance_chars); the guidance active now "
+                f"({len(now.text):,} characters) stays")
         with self.recorder.transaction():
             version = self.store.guidance.add(action=action, source=source, text=text,
                                               active_text=active, restores_id=restores,
@@ -122,7 +158,10 @@ class GuidanceBoard:
             if digest != self.store.meta.get(FILE_HASH_KEY):
                 self.store.meta.set(FILE_HASH_KEY, digest)
                 if content.strip() != self.current().text:
-                    return self.change("replace", content, source="file")
+                    try:
+                        return self.change("replace", content, source="file")
+                    except GuidanceRefused as exc:  # the edit is not taken; the run goes on
+                        log.warning("%s: %s", self.file, exc)
         return self.current()
 
 

@@ -24,6 +24,7 @@ from cambrian.mutate.file_replies import reply_shape
 from cambrian.mutate.focus import focused_instruction
 from cambrian.mutate.grammars import format_instructions
 from cambrian.mutate.intents import INTENTS
+from cambrian.mutate.kept_notes import note_levels
 from cambrian.mutate.setting_lines import offers_setting_lines
 from cambrian.mutate.strategies import StrategyChoice
 from cambrian.task.blocks import BlockError, parse_regions
@@ -230,10 +231,11 @@ class PromptBuilder:
         insp_levels = [(len(inspirations), False), (len(inspirations), True)] + [
             (n, True) for n in range(len(inspirations) - 1, -1, -1)
         ]
-        note_levels = [len(notes), min(len(notes), 1), 0]
+        levels_of_notes = note_levels(notes)  # kept_notes.py: guidance outlives the rest
 
         def render(problem: tuple[int | None, int | None], feedback: int, n_insp: int,
-                   blocks_only: bool, n_notes: int, n_cases: int = 0, summarised: bool = False):
+                   blocks_only: bool, shown_notes: Sequence[str], n_cases: int = 0,
+                   summarised: bool = False):
             system = self.system_message(problem[0], preamble, problem[1])
             shown = current if not summarised else f"## Current {noun}\n" + program_listing(
                 parent.source, self.task.language, summarise_fixed=True)
@@ -247,27 +249,28 @@ class PromptBuilder:
                 sections.append(label + "\n" + "\n\n".join(
                     self._inspiration(p, blocks_only) for p in inspirations[-n_insp:]
                 ))
-            if n_notes:
+            if shown_notes:
                 sections.append("## Notes from earlier attempts\n" + "\n".join(
-                    f"- {n}" for n in notes[:n_notes]
+                    f"- {n}" for n in shown_notes
                 ))
             sections.append(reflective if failures else instructions)
             return (Message("system", system), Message("user", "\n\n".join(sections)))
 
-        for n_notes in note_levels:
+        for shown_notes in levels_of_notes:
             for n_insp, blocks_only in insp_levels:
                 for feedback, n_cases in zip(feedback_levels, case_levels):
-                    messages = render(problem_levels[0], feedback, n_insp, blocks_only, n_notes,
-                                      n_cases)
+                    messages = render(problem_levels[0], feedback, n_insp, blocks_only,
+                                      shown_notes, n_cases)
                     if self._fits(messages, budget_tokens, count_tokens):
                         return messages
         # Then the files that cannot change by their signatures, before the statement shrinks.
         lean = ([(p, True) for p in problem_levels] if has_fixed_files(parent.source)
                 else [(p, False) for p in problem_levels[1:]])
         for problem, summarised in lean:
-            messages = render(problem, 0, 0, True, 0, summarised=summarised)
-            if self._fits(messages, budget_tokens, count_tokens):
-                return messages
+            for shown_notes in dict.fromkeys((levels_of_notes[-1], ())):
+                messages = render(problem, 0, 0, True, shown_notes, summarised=summarised)
+                if self._fits(messages, budget_tokens, count_tokens):
+                    return messages
         raise PromptTooLarge(
             f"the program alone needs more than the {budget_tokens} prompt tokens available; "
             "use a model with a larger context window or a smaller evolve block"

@@ -12,42 +12,66 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Any
 
-from cambrian.config import RunConfig
+from cambrian.config import RunConfig, stored_form
 from cambrian.core.errors import ConfigError
 from cambrian.core.events import ControlChanged
 from cambrian.search.budget import BudgetManager
+from cambrian.search.control_checks import (
+    BUDGET_KEYS,
+    budget_value,
+    check_request,
+    plan_budget,
+    spent,
+)
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import ControlRequest
 from cambrian.store.run_files import write_config
 
-ACTIONS = ("pause", "resume", "stop", "budget")
-# What a ``budget`` request may change, and where it lives in the configuration.
-BUDGET_KEYS = {"generations": "evolution", "max_cost_usd": "budget", "max_tokens": "budget",
-               "max_llm_calls": "budget", "max_wall_time_s": "budget"}
 IDLE_POLL_S = 0.5  # while paused or waiting, how often requests from another process are read
 log = logging.getLogger(__name__)
 
 
-def check_request(action: str, payload: dict[str, Any]) -> None:
-    """A clear error for a request the loop could not apply."""
-    if action not in ACTIONS:
-        raise ConfigError(f"unknown control action {action!r}; one of {', '.join(ACTIONS)}")
-    if action == "budget":
-        unknown = set(payload) - set(BUDGET_KEYS)
-        if unknown or not payload:
-            raise ConfigError(f"a budget request changes one of {', '.join(BUDGET_KEYS)}; "
-                              f"got {sorted(payload) or 'nothing'}")
+@dataclass(frozen=True)
+class ControlAnswer:
+    """A queued request and what the run will do with it ("evaluation budget 30 → 40
+    children"); the run says whether it applied it with a ``control`` event naming
+    ``request_id``."""
+
+    request_id: int
+    action: str
+    payload: dict[str, Any]
+    text: str
+
+
+_WILL_DO = {"pause": "no new proposals after the ones in flight, until resume",
+            "resume": "new proposals start again", "stop": "the run stops cleanly after the "
+            "work in flight (cambrian resume continues it)"}
 
 
 def request_control(recorder: Recorder, action: str, payload: dict[str, Any] | None = None,
-                    source: str = "api") -> int:
-    """Queue a request for the run stored in ``recorder``'s store (any process may call it)."""
+                    source: str = "api", confirm: bool = False) -> int:
+    """:func:`queue_control`'s request id."""
+    return queue_control(recorder, action, payload, source, confirm).request_id
+
+
+def queue_control(recorder: Recorder, action: str, payload: dict[str, Any] | None = None,
+                  source: str = "api", confirm: bool = False) -> ControlAnswer:
+    """Check a request (control_checks.py: the one check of every front end) and queue it
+    for the run stored in ``recorder``'s store (any process may call it). ``confirm``: a budget
+    that ends the run at once was confirmed by the person asking."""
     payload = dict(payload or {})
     check_request(action, payload)
+    text = _WILL_DO.get(action, "")
+    if action == "budget":
+        store = recorder.store
+        plan = plan_budget(payload, store.runs.info().config, spent(store), confirm)
+        payload, text = dict(plan.values), plan.text
     with recorder.transaction():
-        return recorder.store.control.add(action, payload, source)
+        request_id = recorder.store.control.add(action, payload, source)
+    return ControlAnswer(request_id, action, payload, text)
 
 
 class RunControl:
@@ -62,9 +86,9 @@ class RunControl:
         self._wake = asyncio.Event()
 
     def request(self, action: str, payload: dict[str, Any] | None = None,
-                source: str = "api") -> int:
+                source: str = "api", confirm: bool = False) -> int:
         """Queue a request from this process and wake the loop."""
-        request_id = request_control(self.recorder, action, payload, source)
+        request_id = request_control(self.recorder, action, payload, source, confirm)
         self._wake.set()
         return request_id
 
@@ -93,17 +117,19 @@ class RunControl:
         with self.recorder.transaction():
             self.recorder.store.control.mark_applied(request.id)
             self.recorder.emit(ControlChanged(action=request.action, source=request.source,
-                                              detail={**request.payload, **detail}))
+                                              detail={**request.payload, **detail},
+                                              request_id=request.id))
 
     def _change_budget(self, changes: dict[str, Any]) -> dict[str, Any]:
         before: dict[str, Any] = {}
+        changes = {key: budget_value(key, value) for key, value in changes.items()}
         for key, value in changes.items():
             section = getattr(self.config, BUDGET_KEYS[key])
             before[key] = getattr(section, key)
             setattr(section, key, value)  # validated: the config models validate assignment
         self.budget.generations = self.config.evolution.generations
         with self.recorder.transaction():
-            self.recorder.store.runs.update_config(self.config.model_dump(mode="json"))
+            self.recorder.store.runs.update_config(stored_form(self.config))
         write_config(self.run_dir, self.config)
         return {"before": before}
 

@@ -95,6 +95,13 @@ class Contexts:
         return [LedgerRow(str(m), int(c), int(f), int(p), int(o), int(k), float(cost), float(lat))
                 for m, c, f, p, o, k, cost, lat in rows]
 
+    def transport_rows(self, after_id: int = 0) -> list[tuple[int, str, float, float, str]]:
+        """(id, model, created_at, latency_s, error) of every call after ``after_id``: what
+        the transport figures (llm/health.py) are computed from, without the messages."""
+        return [(int(i), str(m), float(at), float(lat or 0.0), str(err or "")) for i, m, at, lat, err
+                in self._db.execute("SELECT id, model, created_at, latency_s, error FROM contexts "
+                                    "WHERE id > ? ORDER BY id", (after_id,))]
+
     def spend(self) -> Spend:
         row = self._db.execute(
             "SELECT COALESCE(SUM(cost_usd),0), COALESCE(SUM(prompt_tokens+completion_tokens),0), "

@@ -3,6 +3,7 @@ beside a run (``cambrian run --ui``)."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterable
@@ -45,12 +46,29 @@ def url_of(server: uvicorn.Server, path: str = "/", with_token: bool = True) -> 
     return f"http://{host}:{port}{path}" + (f"?token={token_of(server)}" if with_token else "")
 
 
+def reserve(host: str, port: int) -> socket.socket:
+    """Bind the UI's address now (``cambrian run --ui`` does it before it makes a run folder,
+    so a port in use costs nothing); raises OSError naming why it cannot."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
 class BackgroundServer:
     """The UI on a daemon thread (uvicorn installs no signal handlers off the main thread)."""
 
-    def __init__(self, server: uvicorn.Server) -> None:
+    def __init__(self, server: uvicorn.Server, sock: socket.socket | None = None) -> None:
+        """``sock``: a socket already bound to the server's address (``reserve``)."""
         self.server = server
-        self.thread = threading.Thread(target=server.run, name="cambrian-ui", daemon=True)
+        self.thread = threading.Thread(target=server.run, name="cambrian-ui", daemon=True,
+                                       kwargs={"sockets": [sock]} if sock is not None else {})
 
     def start(self, timeout_s: float = 15.0) -> BackgroundServer:
         self.thread.start()
