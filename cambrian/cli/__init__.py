@@ -5,7 +5,19 @@ commands on :data:`cambrian.cli.app.app`."""
 
 from __future__ import annotations
 
-from cambrian.cli import bench, config_group, config_translate, guide, inspect, judge, replay, run, show, trace, ui  # noqa: F401, I001
+from cambrian.cli import (  # noqa: F401, I001
+    bench,
+    config_group,
+    config_translate,
+    guide,
+    inspect,
+    judge,
+    replay,
+    run,
+    show,
+    trace,
+    ui,
+)
 
 # (the imports register the commands, in this order)
 from cambrian.cli.app import app
