@@ -9,6 +9,7 @@ from cambrian.cli import (  # noqa: F401, I001
     bench,
     config_group,
     config_translate,
+    doctor,
     guide,
     inspect,
     judge,

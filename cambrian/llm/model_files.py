@@ -131,6 +131,20 @@ def is_assembled(model: str | LocalModelSpec, *, directory: Path | None = None) 
     return False
 
 
+def verify_now(model: str | LocalModelSpec, *, directory: Path | None = None) -> bool:
+    """True when the GGUF is in place and hashes, now, to the pinned SHA-256 (whatever its
+    stamp says; a match renews the stamp, a mismatch removes it)."""
+    spec = model if isinstance(model, LocalModelSpec) else get_spec(model)
+    target = model_path(spec, directory=directory)
+    if not target.is_file():
+        return False
+    if _sha256_of(target) == spec.sha256:
+        _write_stamp(_stamp_path(target), target, spec.sha256)
+        return True
+    _stamp_path(target).unlink(missing_ok=True)
+    return False
+
+
 def assemble(
     model: str | LocalModelSpec,
     *,
