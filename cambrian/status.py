@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cambrian.core.events import BanditSnapshot, ContainmentChecked, Reflection, SessionEnded
+from cambrian.core.events import (
+    BanditSnapshot,
+    ContainmentChecked,
+    IntentBanditSnapshot,
+    MovesDerived,
+    Reflection,
+    SessionEnded,
+    StepScoreChecked,
+)
 from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.meta.guidance import GuidanceBoard
@@ -97,6 +105,12 @@ class RunStatus:
     # stagnation recoveries, strategy transfers, combinations.
     phases: list[PhaseSpan] = field(default_factory=list)
     steering: list[dict[str, Any]] = field(default_factory=list)
+    # The intent bandit (cambrian/mutate/intent_bandit.py): its latest snapshot per island.
+    intent_bandit: list[IntentBanditSnapshot] = field(default_factory=list)
+    # Model-written improvement-step scores checked against the evaluator, and the moves the
+    # model derived from the problem (cambrian/search/step_score_check.py, meta/move_menu.py).
+    score_checks: list[StepScoreChecked] = field(default_factory=list)
+    derived_moves: MovesDerived | None = None
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -192,7 +206,17 @@ def run_status(store: Store) -> RunStatus:
         niches=niche_map(store, objective, promote_after(info.config)),
         phases=phase_timeline(store),
         steering=steering_events(store),
+        intent_bandit=latest_per_island(store.events.of_type(IntentBanditSnapshot)),
+        score_checks=store.events.of_type(StepScoreChecked),
+        derived_moves=next(iter(store.events.of_type(MovesDerived)[-1:]), None),
     )
+
+
+def latest_per_island(snapshots: list[IntentBanditSnapshot]) -> list[IntentBanditSnapshot]:
+    latest: dict[int, IntentBanditSnapshot] = {}
+    for snapshot in snapshots:
+        latest[snapshot.island] = snapshot
+    return [latest[island] for island in sorted(latest)]
 
 
 def _per_worker(rows: dict[str, int]) -> dict[str, int]:

@@ -102,8 +102,9 @@ def test_model_replicas_need_a_local_model_and_the_ray_backend():
 
 
 def test_an_improvement_step_without_any_move_is_refused():
+    build_config([{"mutation": {"general_moves": False}}])  # the model derives the moves
     with pytest.raises(ConfigError) as info:
-        build_config([{"mutation": {"general_moves": False}}])
+        build_config([{"mutation": {"general_moves": False, "derive_moves": False}}])
     assert "mutation.improve_moves is empty" in str(info.value)
 
 
@@ -115,9 +116,9 @@ def test_the_examples_name_moves_that_fit_their_solutions(example: str):
 
 @pytest.mark.parametrize("example", ["circle_packing", "heuristic_contest"])
 def test_the_examples_turn_the_improvement_step_on(example: str):
-    """It is opt-in; circle packing lists it since it carried that task's search
-    (benchmarks/results/discovery/after-leftovers/), the contest with its own score."""
+    """It is on by default (issue 31) and the examples keep listing it; the contest with its
+    own score."""
     config = build_config([read_config_file(EXAMPLES / example / "config.yaml")])
-    assert "improve_step" in config.mutation.types and "improve_step" not in build_config(
+    assert "improve_step" in config.mutation.types and "improve_step" in build_config(
         []).mutation.types
     assert (config.mutation.improve_score is not None) == (example == "heuristic_contest")

@@ -69,7 +69,32 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
         for pulls, shares in share_rows(st.bandit_shares):
             bandit.add_row(str(pulls), *(pct(shares.get(arm)) for arm in arms))
         console.print(bandit)
+    _intent_table(st)
     _model_table(st.models)
+
+
+def _intent_table(st: Any) -> None:
+    """The intent bandit per island: each intent's share of the proposals and gain per
+    proposal; the derived moves and the checks of model-written step scores."""
+    for snapshot in st.intent_bandit:
+        table = Table(title=f"mutation intents on island {snapshot.island} (bandit, "
+                            f"{snapshot.pulls} proposals)")
+        for column in ("intent", "share", "proposals", "gain per proposal"):
+            table.add_column(column, justify="left" if column == "intent" else "right")
+        for arm, share in sorted(snapshot.shares.items(), key=lambda item: -item[1]):
+            table.add_row(plain(arm), pct(share), str(snapshot.pulls_by_arm.get(arm, 0)),
+                          fmt(snapshot.gain_per_pull.get(arm)))
+        console.print(table)
+    if st.derived_moves is not None:
+        moves = st.derived_moves
+        console.print("moves derived from the problem: " + (
+            "; ".join(plain(m) for m in moves.moves) if moves.moves
+            else f"none ({plain(moves.error)})"))
+    refused = [c for c in st.score_checks if not c.accepted]
+    if st.score_checks:
+        console.print(f"model-written step scores checked against the evaluator: "
+                      f"{len(st.score_checks)}, refused {len(refused)}"
+                      + (f" (last: {plain(refused[-1].reason)})" if refused else ""))
 
 
 def _niche_table(niches: list[Any]) -> None:

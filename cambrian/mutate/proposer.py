@@ -174,7 +174,7 @@ class Proposer:
                                                      source, description, notes, result)
             self._record_failure(request, arm, call.context_id, made.message,
                                  ProposalOutcome.REPLY_REFUSED)
-            self.on_reply_refused(request.tags)
+            self.on_reply_refused({**request.tags, "island": request.island})
             result.errors.append(made.message)
             if self._restart_after(made, caps.local):
                 messages = self._restart(prompt, made.message,

@@ -16,6 +16,12 @@ The weight of an intent is the product of two factors:
   result from swinging the weights; ``floor`` (the seed's +0.1 smoothing) keeps an intent that
   has not paid off lately from starving.
 
+With ``mutation.intent_bandit`` (on by default) the second factor is the intent bandit's
+(``intent_bandit.py``) instead: per island, UCB1 over the gain each proposal realised, so an
+intent that paid keeps its share in proportion to what it gained, not only to how often it beat
+its parent. Every ``SNAPSHOT_EVERY`` pulls on an island the schedule hands ``snapshot`` to its
+listener (the build records it as an ``intent_bandit`` event: shares and gain per proposal).
+
 Only intents whose patch kind ``evolution.patch_types`` allows (with a positive probability) are
 scheduled, so restricting the patch kinds still works as before. The history is rebuilt from the
 store on resume: every scheduled child carries its intent in its notes.
@@ -25,18 +31,22 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from cambrian.config import MutationConfig, RunConfig
 from cambrian.core.objective import MAXIMIZE, Objective
 from cambrian.core.status import CandidateStatus
+from cambrian.llm.bandit import reward_improvement
+from cambrian.mutate.intent_bandit import IntentBandit
 from cambrian.mutate.intents import INTENTS, MutationIntent
 from cambrian.store.rows import CandidateRow
 from cambrian.store.store import Store
 
 PRIOR_SUCCESS_RATE = 0.5  # seed 002 §10.10: the rate assumed for a type without history
 PRIOR_USES = 2.0  # how many uses that prior weighs
+SNAPSHOT_EVERY = 5  # pulls on an island between snapshots of the intent bandit
 
 
 def improved_on_parent(child: CandidateRow, parent_score: float | None,
@@ -75,6 +85,11 @@ class MutationSchedule:
         self.history: dict[str, deque[bool]] = {
             intent.name: deque(maxlen=config.window) for intent in self.intents
         }
+        self.bandit = (IntentBandit([i.name for i in self.intents],
+                                    exploration=config.bandit_exploration, floor=config.floor)
+                       if config.intent_bandit else None)
+        # Told of a snapshot of an island's bandit every SNAPSHOT_EVERY pulls there.
+        self.on_snapshot: Callable[[dict[str, Any]], None] = lambda snapshot: None
 
     # ------------------------------------------------------------------ the weights
 
@@ -89,15 +104,19 @@ class MutationSchedule:
         """Seed 002 §10.6: p_explore = max(explore_end, explore_start * (1 - progress))."""
         return max(self.config.explore_end, self.config.explore_start * (1.0 - progress))
 
-    def success_factor(self, name: str) -> float:
-        """Seed 002 §10.10, smoothed towards the uninformed prior (see the module docstring)."""
+    def success_factor(self, name: str, island: int = 0) -> float:
+        """Seed 002 §10.10, smoothed towards the uninformed prior, or the intent bandit's factor
+        on ``island`` (see the module docstring)."""
+        if self.bandit is not None:
+            return self.bandit.factor(island, name)
         recent = self.history[name]
         rate = (sum(recent) + PRIOR_SUCCESS_RATE * PRIOR_USES) / (len(recent) + PRIOR_USES)
         return self.config.floor + rate
 
     def weights(self, progress: float, has_inspirations: bool = True,
                 unusable: Collection[str] = (),
-                multipliers: Mapping[str, float] | None = None) -> dict[str, float]:
+                multipliers: Mapping[str, float] | None = None,
+                island: int = 0) -> dict[str, float]:
         """Normalised probability of each schedulable intent (empty when none is possible).
         ``unusable``: intents the parent gives nothing to work on. Without numeric settings,
         "tune the parameters only" (a small model then sends the program back unchanged, or
@@ -113,7 +132,7 @@ class MutationSchedule:
             total = sum(i.phase_share for i in group)
             for intent in group:
                 raw[intent.name] = (group_share * intent.phase_share / total
-                                    * self.success_factor(intent.name)
+                                    * self.success_factor(intent.name, island)
                                     * (multipliers or {}).get(intent.name, 1.0))
         norm = sum(raw.values())
         return {name: w / norm for name, w in raw.items()} if norm > 0 else {}
@@ -121,10 +140,11 @@ class MutationSchedule:
     def choose(
         self, rng: np.random.Generator, evaluated: int, has_inspirations: bool,
         unusable: Collection[str] = (), multipliers: Mapping[str, float] | None = None,
+        island: int = 0,
     ) -> MutationIntent | None:
         """The intent of the next proposal; None when no scheduled intent can be used."""
         weights = self.weights(self.progress(evaluated), has_inspirations, unusable,
-                               multipliers)
+                               multipliers, island)
         if not weights:
             return None
         names = list(weights)
@@ -133,12 +153,33 @@ class MutationSchedule:
 
     # ------------------------------------------------------------------ outcomes
 
-    def record(self, name: str, improved: bool) -> None:
-        if name in self.history:
-            self.history[name].append(improved)
+    def record(self, name: str, improved: bool, gain: float = 0.0, island: int = 0,
+               *, announce: bool = True) -> None:
+        """One use of intent ``name``: whether its child beat its parent and what it gained
+        (fitness over max(parent, initial program); 0 for a refused reply) on ``island``."""
+        if name not in self.history:
+            return
+        self.history[name].append(improved)
+        if self.bandit is not None:
+            self.bandit.record(island, name, gain)
+            if announce and self.bandit.pulls(island) % SNAPSHOT_EVERY == 0:
+                self.on_snapshot(self.bandit.snapshot(island))
+
+    def _gain(self, status: str, score: float | None, parent_score: float | None,
+              initial_score: float | None) -> float:
+        if status != "correct":
+            return 0.0
+        fitness = self.objective.fitness
+        return reward_improvement(fitness(score), fitness(parent_score), fitness(initial_score))
+
+    def _initial_score(self) -> float | None:
+        assert self.store is not None
+        initial = self.store.candidates.find(1)
+        return (initial.score if initial is not None
+                and initial.status is CandidateStatus.CORRECT else None)
 
     def observe(self, child: CandidateRow) -> None:
-        """Count a committed child towards its intent's recent success."""
+        """Count a committed child towards its intent's recent success and its bandit."""
         name = child.notes.get("intent")
         if name not in self.history or self.store is None:
             return
@@ -146,7 +187,9 @@ class MutationSchedule:
         if child.parent_id is not None:
             parent = self.store.candidates.get(child.parent_id)
             parent_score = parent.score if parent.status is CandidateStatus.CORRECT else None
-        self.record(name, improved_on_parent(child, parent_score, self.objective))
+        self.record(name, improved_on_parent(child, parent_score, self.objective),
+                    self._gain(child.status, child.score, parent_score, self._initial_score()),
+                    child.island or 0)
 
     def rebuild(self) -> None:
         """Replay every outcome in the order the run stored it (resume): evaluated children
@@ -155,20 +198,26 @@ class MutationSchedule:
             return
         for queue in self.history.values():
             queue.clear()
+        if self.bandit is not None:
+            self.bandit.clear()
         scores = self.store.candidates.scores(CandidateStatus.CORRECT)
-        outcomes: list[tuple[float, str, bool]] = []
-        for _, parent_id, status, score, name, evaluated_at in (
+        initial = self._initial_score()
+        outcomes: list[tuple[float, str, bool, float, int]] = []
+        for child_id, parent_id, status, score, name, evaluated_at in (
                 self.store.candidates.intent_outcomes()):
             if name in self.history:
                 parent_score = scores.get(parent_id) if parent_id is not None else None
+                island = self.store.candidates.get(child_id).island or 0
                 outcomes.append((evaluated_at, name,
-                                 _improved(status, score, parent_score, self.objective)))
+                                 _improved(status, score, parent_score, self.objective),
+                                 self._gain(status, score, parent_score, initial), island))
         for refused in self.store.candidates.list(CandidateStatus.PATCH_FAILED):
             notes = refused.notes
             if notes.get("intent") in self.history and notes.get("reply_refused"):
-                outcomes.append((refused.created_at, notes["intent"], False))
-        for _, name, improved in sorted(outcomes, key=lambda outcome: outcome[0]):
-            self.record(name, improved)
+                outcomes.append((refused.created_at, notes["intent"], False, 0.0,
+                                 refused.island or 0))
+        for _, name, improved, gain, island in sorted(outcomes, key=lambda outcome: outcome[0]):
+            self.record(name, improved, gain, island, announce=False)
 
 
 def build_mutation_schedule(

@@ -24,6 +24,8 @@ import numpy as np
 from cambrian.core.objective import MAXIMIZE, Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.lang.language import Language
+from cambrian.llm.bandit import reward_improvement
+from cambrian.mutate.intent_bandit import IntentBandit
 from cambrian.mutate.text_artifacts import TEXT_STRATEGIES
 from cambrian.store.store import Store
 
@@ -98,10 +100,13 @@ class StrategyChoice:
 
 class StrategyMenu:
     def __init__(self, strategies: Sequence[str], store: Store,
-                 objective: Objective = MAXIMIZE, moves: Sequence[str] = ()) -> None:
+                 objective: Objective = MAXIMIZE, moves: Sequence[str] = (),
+                 move_bandit: IntentBandit | None = None) -> None:
         """``moves``: the kinds of change an improvement step's move can make, drawn like the
-        strategies but apart from them."""
+        strategies but apart from them; with ``move_bandit`` (the intent bandit's settings)
+        a move is weighed by the gains its children realised, else by its success rate."""
         self.moves = list(dict.fromkeys(s.strip() for s in moves if s.strip()))
+        self.move_bandit = move_bandit
         self.strategies = list(dict.fromkeys(s.strip() for s in strategies if s.strip()))
         self.store = store
         self.objective = objective
@@ -129,6 +134,33 @@ class StrategyMenu:
         return {text: (sum(outcomes) + PRIOR_SUCCESS_RATE * PRIOR_USES)
                 / (len(outcomes) + PRIOR_USES) for text, outcomes in uses.items()}
 
+    def add_moves(self, moves: Sequence[str]) -> None:
+        """More moves (derived from the problem, ``meta/move_menu.py``), ahead of the others."""
+        new = [m.strip() for m in moves if m.strip() and m.strip() not in self.moves]
+        self.moves = new + self.moves
+
+    def move_gains(self) -> IntentBandit | None:
+        """The move bandit rebuilt from the store: one pull per evaluated child or refused
+        reply of an improvement step made with a move, its gain over max(parent, initial)."""
+        if self.move_bandit is None:
+            return None
+        bandit = IntentBandit(self.moves, exploration=self.move_bandit.exploration,
+                              floor=self.move_bandit.floor)
+        scores = self.store.candidates.scores(CandidateStatus.CORRECT)
+        fitness = self.objective.fitness
+        for row in self.store.candidates.with_note(NOTE_KEY):
+            text = str(row.notes[NOTE_KEY])
+            if text not in self.moves or not (row.status.evaluated
+                                              or row.status is CandidateStatus.PATCH_FAILED):
+                continue
+            gain = 0.0
+            if row.status is CandidateStatus.CORRECT:
+                parent = scores.get(row.parent_id) if row.parent_id is not None else None
+                gain = reward_improvement(fitness(row.score), fitness(parent),
+                                          fitness(scores.get(1)))
+            bandit.record(0, text, gain)
+        return bandit
+
     def tried_by_lineage(self, parent_id: int) -> set[str]:
         """Strategies the parent's recent ancestors were built with, or its recent children
         failed with."""
@@ -151,6 +183,9 @@ class StrategyMenu:
     def weights(self, parent_id: int, moves: bool = False) -> dict[str, float]:
         """Over the menu of strategies, or (``moves``) over an improvement step's moves."""
         rates = self.success_rates()
+        gains = self.move_gains() if moves else None
+        if gains is not None:
+            rates = {text: gains.factor(0, text) for text in self.moves}
         tried = self.tried_by_lineage(parent_id)
         raw = {text: rates.get(text, PRIOR_SUCCESS_RATE)
                * (TRIED_IN_LINEAGE_FACTOR if text in tried else 1.0)

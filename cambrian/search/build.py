@@ -22,6 +22,7 @@ from cambrian.config.extras import check_extras
 from cambrian.core.bus import EventBus, Subscriber
 from cambrian.core.components import get_component, make_component
 from cambrian.core.errors import ConfigError
+from cambrian.core.events import IntentBanditSnapshot
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.core.plugins import load_plugins
@@ -36,11 +37,13 @@ from cambrian.llm.gateway import LLMGateway
 from cambrian.llm.providers import PROVIDERS
 from cambrian.meta.comprehension import ProblemComprehension, brief_approaches
 from cambrian.meta.guidance import GuidanceBoard
+from cambrian.meta.move_menu import MoveMenu
 from cambrian.meta.prompt_archive import build_prompt_archive
 from cambrian.meta.reflection import build_reflection
 from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
+from cambrian.mutate.intent_bandit import IntentBandit
 from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
@@ -70,6 +73,7 @@ from cambrian.search.registry import (
     make_selector,
 )
 from cambrian.search.requests import RequestBuilder
+from cambrian.search.step_score_check import StepScoreCheck
 from cambrian.search.stoppers import Stoppers, StopRule
 from cambrian.search.tune_step import build_tune_operator
 from cambrian.store.recorder import Recorder
@@ -253,7 +257,12 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
 
     def reply_refused(tags: dict[str, Any]) -> None:
         if schedule is not None and tags.get("intent"):
-            schedule.record(str(tags["intent"]), False)
+            schedule.record(str(tags["intent"]), False, 0.0, int(tags.get("island") or 0))
+
+    if schedule is not None:  # the intent bandit's shares, as typed events for `status`
+        def intent_snapshot(snapshot: dict[str, Any]) -> None:
+            recorder.emit(IntentBanditSnapshot(**snapshot))  # joins a commit's transaction
+        schedule.on_snapshot = intent_snapshot
 
     proposer: Generator = make_component(
         "generator", config.search.generator, Generator, task=task, config=config,
@@ -268,7 +277,9 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         [*mutation.strategies,
          *(general_strategies(task.language) if mutation.general_strategies else ())],
         store, objective,
-        moves=[*mutation.improve_moves, *(STEP_MOVES if mutation.general_moves else ())])
+        moves=[*mutation.improve_moves, *(STEP_MOVES if mutation.general_moves else ())],
+        move_bandit=(IntentBandit([], exploration=mutation.bandit_exploration,
+                                  floor=mutation.floor) if mutation.intent_bandit else None))
         if schedule is not None and any(INTENTS.get(name).draws_method
                                         for name in config.mutation.types) else None)
 
@@ -286,6 +297,17 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
     hooks.append(comprehension)
     hooks.append(FirstProgramHook(ctx, executor, committer, lambda: proposer.prompts.brief,
                                   prepare_budget))
+    if (strategies is not None and "improve_step" in mutation.types
+            and mutation.derive_moves and not mutation.improve_moves):
+        def initial_source() -> str | None:  # read when the hook prepares: after the first program
+            initial = store.candidates.find(1)
+            return initial.source if initial is not None else None
+
+        hooks.append(MoveMenu(
+            task, gateway, recorder, gateway.label(config.comprehension.model,
+                                                   "comprehension.model"),
+            initial_source=initial_source, budget_check=prepare_budget,
+            on_moves=strategies.add_moves))
     if novelty_hook is not None:  # indexes the initial program, once it exists
         hooks.append(novelty_hook)
 
@@ -296,6 +318,11 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         feedback, recorder, trial, language=task.language.name,
         objective=objective, seed=config.evolution.seed, work_root=ctx.work_root,
         stop=lambda: budget.stop_reason(), record_child=committer.direct_child)
+    score_check = (StepScoreCheck(recorder, trial, language=task.language.name,
+                                  count=config.mutation.score_check, objective=objective,
+                                  given_score=task.step_score)
+                   if schedule is not None and "improve_step" in config.mutation.types
+                   and config.mutation.score_check > 0 else None)
     scratchpad = build_scratchpad(config, gateway, recorder, run_dir, objective)
     # Self-reflection: its notes follow the scratchpad's (a tight prompt keeps the scratchpad's).
     reflection = build_reflection(config, gateway, recorder, objective,
@@ -323,7 +350,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         if config.decomposition.subproblems else None)
     if decomposition is not None:
         committer.listeners.append(lambda row, record: decomposition.observe(row.id))
-    hooks.extend(h for h in (tuner, scratchpad, reflection, algorithm_hooks, prompt_archive,
+    hooks.extend(h for h in (tuner, score_check, scratchpad, reflection, algorithm_hooks, prompt_archive,
                              tagger, phases, decomposition) if h is not None)
 
     guidance = GuidanceBoard(recorder, run_dir)

@@ -134,7 +134,7 @@ class RequestBuilder:
             kind, intent = ((sample.kind, None) if sample.kind
                             else self.choose_kind(bool(inspiration_ids),
                                                   self._unusable_intents(sample.parent_id),
-                                                  steering.intent_weights))
+                                                  steering.intent_weights, sample.island))
         if kind == "cross" and len(inspiration_ids) > 1:
             inspiration_ids = [inspiration_ids[int(self.rng.integers(len(inspiration_ids)))]]
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
@@ -179,11 +179,11 @@ class RequestBuilder:
 
     def choose_kind(self, has_inspirations: bool, unusable: Collection[str] = (),
                     intent_weights: Mapping[str, float] | None = None,
-                    ) -> tuple[str, str | None]:
+                    island: int = 0) -> tuple[str, str | None]:
         """(patch kind, mutation intent); the intent is None when the schedule is off."""
         if self.mutation_schedule is not None:
             intent = self.mutation_schedule.choose(self.rng, self.evaluated(), has_inspirations,
-                                                   unusable, intent_weights)
+                                                   unusable, intent_weights, island or 0)
             if intent is not None:
                 return intent.kind, intent.name
         evo = self.config.evolution

@@ -19,7 +19,13 @@ from cambrian.store.rows import CandidateRow
 ALL_KINDS = ("diff", "full", "cross")
 
 
+WITHOUT_STEP = [name for name in ALL_MUTATION_INTENTS if name != "improve_step"]
+
+
 def schedule(generations: int = 100, kinds=ALL_KINDS, **config) -> MutationSchedule:
+    """The recent-success schedule (the intent bandit off) over the intents without the
+    improvement step, as these phase-share figures were written for."""
+    config = {"intent_bandit": False, "types": WITHOUT_STEP, **config}
     return MutationSchedule(MutationConfig(**config), generations=generations, patch_kinds=kinds)
 
 
@@ -37,7 +43,8 @@ def test_early_runs_explore_and_late_runs_exploit():
     assert early["crossover"] == pytest.approx(0.5 / 3)
     assert early["tuning"] == pytest.approx(0.5 * 0.4)
     assert early["local_fix"] == pytest.approx(0.5 * 0.3)
-    assert "improve_step" not in early  # opt-in
+    assert "improve_step" not in early
+    assert "improve_step" in MutationConfig().types  # on by default, where a parent allows it
     with_step = schedule(types=list(ALL_MUTATION_INTENTS)).weights(0.0)
     assert with_step["tuning"] == pytest.approx(0.5 * 0.4 / 1.3)
     assert with_step["improve_step"] == pytest.approx(with_step["local_fix"])

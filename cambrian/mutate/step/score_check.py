@@ -1,0 +1,204 @@
+"""Checking a model-written improvement-step score against the evaluator (Python programs).
+
+A task that gives no score for its step (``mutation.improve_score``) has the model write
+``score_<entry>``; a score that rates solutions in another order than the evaluator does makes
+the loop climb the wrong way (or, for a hidden objective such as function_minimum's, towards
+nothing the evaluator counts). Before such a child is evaluated, the search runs ``count + 1``
+variants of it through the task's own evaluator (``search/step_score_check.py``): each builds
+the solution as the program does, variant ``i > 0`` then changes it a little (one element of one
+part: a number scaled or nudged, two entries of an order swapped; seeded by ``i``), reports the
+model's score of it on the evaluator's stderr (``MARKER value``) and returns it instead of
+improving it. ``judge`` compares the two orders on the variants the evaluator found valid.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from cambrian.lang.languages import as_language
+from cambrian.mutate.step.python import BUILD_PREFIX, Scaffold
+from cambrian.mutate.step.wiring import _definition_text, _normalised, _with_definition, scaffold
+
+MARKER = "CAMBRIAN_STEP_SCORE"
+_REPORTED = re.compile(rf"^{MARKER} (\S+)$", re.MULTILINE)
+PERTURB = "_cambrian_perturb"
+
+# Appended to each variant: a seeded small change of one part of the solution.
+PERTURB_SOURCE = f'''
+
+def {PERTURB}(parts, seed):
+    """Variant `seed` of a solution (0: as built): one element of one part changed a little."""
+    import copy
+    import random
+    if seed == 0:
+        return parts
+    rng = random.Random(seed)
+    parts = copy.deepcopy(list(parts))
+    amount = rng.choice((0.02, 0.05, 0.1, 0.2))
+    shrink = seed % 2 == 1
+
+    def number(value, scale):
+        if shrink:
+            return value * (1 - amount)
+        return value + rng.choice((-1, 1)) * amount * max(abs(value), scale, 1e-3)
+
+    def change(value):
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+        if np is not None and isinstance(value, np.ndarray) and value.size \\
+                and value.dtype.kind in "fiu":
+            flat = value.reshape(-1).copy()
+            if value.dtype.kind in "iu" and value.ndim == 1 and len(set(flat.tolist())) == len(flat) > 1:
+                i, j = rng.sample(range(len(flat)), 2)
+                flat[i], flat[j] = flat[j], flat[i]
+            else:
+                flat = flat.astype(float)
+                k = rng.randrange(len(flat))
+                flat[k] = number(float(flat[k]), float(np.std(flat)))
+            return flat.reshape(value.shape)
+        if isinstance(value, (list, tuple)) and value:
+            items = list(value)
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in items) \\
+                    and len(set(items)) == len(items) > 1:
+                i, j = rng.sample(range(len(items)), 2)
+                items[i], items[j] = items[j], items[i]
+            elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+                k = rng.randrange(len(items))
+                spread = (max(items) - min(items)) if len(items) > 1 else 0.0
+                items[k] = number(float(items[k]), spread)
+            else:
+                k = rng.randrange(len(items))
+                items[k] = change(items[k])
+            return type(value)(items) if isinstance(value, tuple) else items
+        if isinstance(value, str) and len(value) > 1:
+            i, j = rng.sample(range(len(value)), 2)
+            chars = list(value)
+            chars[i], chars[j] = chars[j], chars[i]
+            return "".join(chars)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return number(float(value), 0.0)
+        return value
+
+    k = rng.randrange(len(parts))
+    parts[k] = change(parts[k])
+    return parts
+'''
+
+
+def written_score(child: str, parent: str | None, language: str,
+                  given_score: str | None = None) -> Scaffold | None:
+    """The child's step when its score is the model's and new (not the stub, not the task's,
+    not the parent's); None otherwise or for another language than Python."""
+    if as_language(language).name != "python":
+        return None
+    wired = scaffold(child, language, given_score)
+    if wired is None or wired.score in wired.stubs or wired.score in wired.given \
+            or wired.source != child:
+        return None
+    text = _definition_text(child, wired.score, as_language(language))
+    before = _definition_text(parent, wired.score, as_language(language)) if parent else None
+    if text is None or (before is not None and _normalised(before) == _normalised(text)):
+        return None
+    return wired
+
+
+def score_text(wired: Scaffold) -> str:
+    """The score function as written, normalised (what a check is remembered by)."""
+    return _normalised(_definition_text(wired.source, wired.score, as_language("python")) or "")
+
+
+def variant_sources(wired: Scaffold, count: int) -> list[str]:
+    """The unperturbed variant and ``count`` perturbed ones of the child ``wired``."""
+    inputs = ", ".join(wired.inputs)
+    parts = ", ".join(wired.solution)
+    packed = f"({parts},)"
+    given = ", ".join((*wired.inputs, *wired.solution))
+    returned = parts if len(wired.solution) > 1 else wired.solution[0]
+    variants = []
+    for seed in range(count + 1):
+        entry = "\n".join([
+            f"def {wired.entry}({inputs}):",
+            f"    {parts}, = {BUILD_PREFIX}{wired.entry}({inputs}),"
+            if len(wired.solution) == 1 else
+            f"    {parts} = {BUILD_PREFIX}{wired.entry}({inputs})",
+            f"    {parts}, = {PERTURB}({packed}, {seed})",
+            "    import sys as _cambrian_sys",
+            "    try:",
+            f"        _cambrian_value = float({wired.score}({given}))",
+            "    except Exception:",
+            "        _cambrian_value = float('nan')",
+            f'    print("{MARKER}", _cambrian_value, file=_cambrian_sys.stderr, flush=True)',
+            f"    return {returned}",
+        ])
+        source = _with_definition(wired.source, wired.entry, entry, as_language("python"))
+        variants.append(source + PERTURB_SOURCE)
+    return variants
+
+
+def reported_score(stderr: str) -> float | None:
+    """The score the variant reported: summed over every call of the entry (an evaluator may
+    call it on several instances); None when it reported none (the evaluator ran the program
+    where its stderr is not kept), NaN when the score raised or was not a finite number."""
+    values = _REPORTED.findall(stderr or "")
+    if not values:
+        return None
+    try:
+        total = math.fsum(float(v) for v in values)
+    except ValueError:
+        return math.nan
+    return total if math.isfinite(total) else math.nan
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: bool
+    reason: str
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
+    """Compare the evaluator's fitness (higher is better; None: invalid) with the model's score
+    (None: not reported; NaN: it raised) over the variants (index 0: the solution as built).
+    Refused: a score that raised on a valid solution, a pair the two order oppositely, or pairs
+    the evaluator tells apart that the score rates the same and none it orders alike."""
+    if all(m is None for m in model):
+        return Verdict(True, "unchecked: the evaluator's output did not carry the score (it "
+                             "may run the program in a process of its own)")
+    for index, (e, m) in enumerate(zip(evaluator, model)):
+        if e is not None and m is not None and math.isnan(m):
+            return Verdict(False, f"the score raised or returned no number on "
+                                  f"{_name(index)}, a valid solution")
+    concordant, flat = 0, 0
+    for i in range(len(evaluator)):
+        for j in range(i + 1, len(evaluator)):
+            e_i, e_j, m_i, m_j = evaluator[i], evaluator[j], model[i], model[j]
+            if e_i is None or e_j is None or m_i is None or m_j is None or _close(e_i, e_j):
+                continue
+            if _close(m_i, m_j):
+                flat += 1
+            elif (m_i > m_j) == (e_i > e_j):
+                concordant += 1
+            else:
+                better, worse = (i, j) if e_i > e_j else (j, i)
+                return Verdict(False, (
+                    f"the score orders solutions against the evaluator: the evaluator rates "
+                    f"{_name(better)} above {_name(worse)}, the score gives "
+                    f"{model[better]:.6g} < {model[worse]:.6g}"))
+    if flat and not concordant:
+        return Verdict(False, "the score rates solutions the evaluator tells apart the same "
+                              f"({flat} pairs)")
+    if not concordant:
+        return Verdict(True, "unchecked: no two valid variants the evaluator tells apart "
+                             "(every perturbed solution was invalid or scored the same)")
+    return Verdict(True, f"agrees with the evaluator on {concordant} pairs")
+
+
+def _name(index: int) -> str:
+    return "the solution as built" if index == 0 else f"perturbed solution {index}"

@@ -1,0 +1,117 @@
+"""The intent bandit (cambrian/mutate/intent_bandit.py) and what it steers: the schedule's intent
+mix per island from the gains proposals realised, the improvement step's moves by their gains,
+the move menu's parsing, and the check of a model-written step score (judge and variants)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cambrian.config import MutationConfig
+from cambrian.meta.move_menu import moves_grammar, parse_moves
+from cambrian.mutate.intent_bandit import IntentBandit
+from cambrian.mutate.schedule import MutationSchedule
+from cambrian.mutate.step.python import scaffold
+from cambrian.mutate.step.score_check import (
+    MARKER,
+    judge,
+    reported_score,
+    variant_sources,
+    written_score,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_an_arm_that_gains_takes_the_weight_and_an_untried_one_keeps_a_bonus():
+    bandit = IntentBandit(["a", "b", "c"], exploration=0.5, floor=0.1)
+    assert bandit.factor(0, "a") == bandit.factor(0, "b")  # nothing known yet
+    for _ in range(6):
+        bandit.record(0, "a", 0.3)
+        bandit.record(0, "b", 0.0)
+    assert bandit.factor(0, "a") > bandit.factor(0, "b")
+    assert bandit.factor(0, "c") > bandit.factor(0, "b")  # never tried: the largest bonus
+    snapshot = bandit.snapshot(0)
+    assert snapshot["pulls"] == 12 and snapshot["shares"]["a"] == pytest.approx(0.5)
+    assert snapshot["gain_per_pull"] == {"a": pytest.approx(0.3), "b": 0.0, "c": None}
+    assert bandit.snapshot(1)["pulls"] == 0  # each island learns on its own
+    bandit.add_arm("d")
+    assert "d" in bandit.snapshot(0)["shares"]
+
+
+def test_the_schedule_follows_the_gains_per_island():
+    schedule = MutationSchedule(MutationConfig(types=["tuning", "strategy", "improve_step"]),
+                                generations=100, patch_kinds=("diff", "full"))
+    seen: list[dict] = []
+    schedule.on_snapshot = seen.append
+    for _ in range(10):
+        schedule.record("improve_step", True, 1.2, island=1)
+        schedule.record("tuning", False, 0.0, island=1)
+    on_one, on_zero = schedule.weights(1.0, island=1), schedule.weights(1.0, island=0)
+    assert on_one["improve_step"] > 2 * on_one["tuning"]
+    # Island 0 has learnt nothing: the phase shares alone (tuning 0.4 : improve_step 0.3).
+    assert on_zero["tuning"] / on_zero["improve_step"] == pytest.approx(0.4 / 0.3)
+    assert len(seen) == 4 and seen[-1]["island"] == 1 and seen[-1]["pulls"] == 20
+    rng = np.random.default_rng(3)
+    picks = Counter(schedule.choose(rng, 100, True, island=1).name for _ in range(600))
+    assert picks["improve_step"] > 2 * picks["tuning"]
+
+
+def test_moves_are_parsed_from_a_small_models_reply():
+    reply = ("- Nudge: move one circle's center by a small random amount\n"
+             "Here are the moves:\n"
+             "2. **Grow**: enlarge one radius while it overlaps nothing\n"
+             "- Nudge: move one circle's center by a small random amount\n"
+             "- x: too short\n")
+    assert parse_moves(reply) == [
+        "Nudge: move one circle's center by a small random amount",
+        "Grow: enlarge one radius while it overlaps nothing"]
+    assert moves_grammar().startswith("root ::= move{3,5}")
+
+
+def test_the_judge_refuses_an_opposite_or_blind_score_and_skips_invalid_solutions():
+    evaluator = [1.0, None, 0.5, 1.5]
+    assert judge(evaluator, [2.0, 9.0, 1.0, 3.0]).accepted  # the invalid one is not compared
+    opposite = judge(evaluator, [2.0, 9.0, 3.0, 1.0])
+    assert not opposite.accepted and "against the evaluator" in opposite.reason
+    blind = judge(evaluator, [1.0, 1.0, 1.0, 1.0])
+    assert not blind.accepted and "the same" in blind.reason
+    raised = judge(evaluator, [math.nan, None, None, None])
+    assert not raised.accepted and "raised" in raised.reason
+    assert judge(evaluator, [None] * 4).reason.startswith("unchecked")
+    assert judge([1.0, None, None], [1.0, 2.0, 3.0]).reason.startswith("unchecked")
+
+
+def test_variants_perturb_the_built_solution_and_report_the_models_score(capfd):
+    source = (EXAMPLES / "circle_packing" / "initial.py").read_text()
+    wired = scaffold(source)
+    child = wired.source.replace(
+        '    """How good `centers` and `radii` are: higher is better."""\n    return 0.0',
+        '    """How good `centers` and `radii` are: higher is better."""\n'
+        '    return float(np.sum(radii))')
+    step = written_score(child, source, "python")
+    assert step is not None and written_score(child, child, "python") is None  # not new
+    variants = variant_sources(step, 4)
+    built = None
+    changed = 0
+    for index, variant in enumerate(variants):
+        centers, radii, _ = _run(variant)
+        reported = reported_score(capfd.readouterr().err)
+        assert reported == pytest.approx(float(np.sum(radii)))
+        if index == 0:
+            built = (centers, radii)
+        else:
+            changed += not (np.array_equal(centers, built[0]) and np.array_equal(radii, built[1]))
+    assert changed == 4  # every perturbed variant differs from the solution as built
+    assert reported_score(f"{MARKER} nan\n") != reported_score(f"{MARKER} nan\n")  # NaN
+    assert reported_score("nothing here") is None
+
+
+def _run(source: str):
+    namespace: dict = {}
+    exec(compile(source, "<variant>", "exec"), namespace)
+    return namespace["run_packing"]()

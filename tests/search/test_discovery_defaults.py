@@ -1,0 +1,152 @@
+"""Discovery by default (issue 31), through the real loop with a scripted model and the task's
+evaluator run as a subprocess: the improvement step is on without being listed, the model
+derives the step's moves from the problem, a score it writes is checked against the evaluator
+(refused when it orders solutions the other way), and the intent bandit's shares are recorded
+and shown by `cambrian status`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+from support.scripted_llm import ScriptedLLM
+
+from cambrian.api import start
+from cambrian.core.events import IntentBanditSnapshot, MovesDerived, StepScoreChecked
+from cambrian.core.objective import MAXIMIZE
+from cambrian.status import run_status
+from cambrian.store.store import Store
+
+INITIAL = '''"""Five numbers in [0, 1] as close to 0.3 as possible."""
+
+import numpy as np
+
+
+# EVOLVE-BLOCK-START
+def build(n):
+    """n numbers, spread evenly over [0, 1]."""
+    values = np.linspace(0.0, 1.0, n)
+    return values
+# EVOLVE-BLOCK-END
+
+
+def run():
+    return build(5)
+'''
+
+EVALUATOR = '''"""Scores five numbers in [0, 1]: minus their squared distance to 0.3, summed."""
+import runpy
+
+import numpy as np
+
+
+def evaluate(program_path):
+    values = np.asarray(runpy.run_path(program_path)["run"](), dtype=float)
+    if values.shape != (5,) or not np.all((values >= 0) & (values <= 1)):
+        return {"correct": False, "error": "five numbers in [0, 1] are needed"}
+    return {"combined_score": float(-np.sum((values - 0.3) ** 2))}
+'''
+
+PROBLEM = ("Choose five numbers, each in [0, 1], whose squared distances to 0.3 sum to as "
+           "little as possible. A solution is a numpy array of five numbers.\n")
+
+MOVES_REPLY = ("- Nudge: move one number by a small random amount, clipped to [0, 1]\n"
+               "- Reset: set one number to a random value in [0, 1]\n"
+               "- Pull: move one number halfway towards 0.3\n")
+
+RIGHT_SCORE = "return -float(np.sum((values - 0.3) ** 2))"
+WRONG_SCORE = "return float(np.sum((values - 0.3) ** 2))"  # the opposite order
+
+
+def responder(score_line: str):
+    def reply(messages: list[dict[str, str]], index: int) -> str:
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        user = messages[-1]["content"]
+        if "local-search moves" in system:
+            return MOVES_REPLY
+        if "Study the problem statement" in user:
+            return ("SUMMARY:\n- five numbers near 0.3\nINPUT AND OUTPUT:\n- an array\n"
+                    "SCORING:\n- minus the squared distance\nCONSTRAINTS:\n- in [0, 1]\n"
+                    "APPROACHES:\n1. move the numbers to 0.3\n")
+        asked = re.search(r"Write `(score|change)_build\(n, values\)`", user)
+        assert asked, user[-600:]
+        if asked.group(1) == "score":
+            return (f"Score it\n```python\ndef score_build(n, values):\n"
+                    f"    {score_line}  # v{index}\n```\n")
+        return (f"Nudge one\n```python\ndef change_build(n, values):\n    import random\n"
+                f"    i = random.randrange(len(values))\n"
+                f"    values[i] = min(1.0, max(0.0, values[i] + random.gauss(0, 0.05)))  "
+                f"# v{index}\n    return values\n```\n")
+    return reply
+
+
+def write_task(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "initial.py").write_text(INITIAL)
+    (root / "evaluate.py").write_text(EVALUATOR)
+    (root / "problem.md").write_text(PROBLEM)
+    return root
+
+
+def run(tmp_path: Path, score_line: str, generations: int) -> Store:
+    task = write_task(tmp_path / "task")
+    with ScriptedLLM(responder(score_line)) as llm:
+        evolution = start(task, run_dir=tmp_path / "run", overrides=[
+            "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
+            "novelty.enabled=false", "meta.enabled=false",
+            f"evolution.generations={generations}", "evolution.max_proposals_in_flight=1",
+            # Only the step's intent, so that every proposal is one the script answers; the
+            # moves are the model's (the general ones off), the score unchecked by the task.
+            "mutation.schedule=linear", "mutation.types=[improve_step]",
+            "mutation.general_moves=false"])
+        try:
+            asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    return Store.open(tmp_path / "run")
+
+
+def test_a_score_that_agrees_with_the_evaluator_is_kept_and_the_derived_moves_pay(
+        tmp_path: Path):
+    store = run(tmp_path, RIGHT_SCORE, generations=8)
+    try:
+        derived = store.events.of_type(MovesDerived)
+        assert len(derived) == 1 and len(derived[0].moves) == 3
+        assert derived[0].moves[0].startswith("Nudge: move one number")
+        checks = store.events.of_type(StepScoreChecked)
+        assert checks and all(c.accepted for c in checks), [c.reason for c in checks]
+        assert "agrees with the evaluator" in checks[0].reason
+        assert checks[0].evaluator[0] == pytest.approx(-(0.09 + 0.0025 + 0.04 + 0.2025 + 0.49))
+        assert checks[0].model[0] == pytest.approx(checks[0].evaluator[0])
+        children = [r for r in store.candidates.list() if r.id != 1]
+        movers = [r for r in children if r.notes.get("focus_function") == "change_build"]
+        assert movers and all(r.notes["strategy"] in derived[0].moves for r in movers)
+        best = store.candidates.best(MAXIMIZE)
+        assert best.score > -0.8 and best.notes.get("focus_function") == "change_build"
+        snapshots = store.events.of_type(IntentBanditSnapshot)
+        assert snapshots and snapshots[-1].pulls_by_arm["improve_step"] >= 5
+        assert snapshots[-1].gain_per_pull["improve_step"] > 0
+        status = run_status(store)
+        assert status.intent_bandit[-1].shares == {"improve_step": 1.0}
+        assert status.derived_moves is not None and status.score_checks
+    finally:
+        store.close()
+
+
+def test_a_score_that_orders_solutions_the_other_way_is_refused(tmp_path: Path):
+    store = run(tmp_path, WRONG_SCORE, generations=3)
+    try:
+        checks = store.events.of_type(StepScoreChecked)
+        assert checks and not any(c.accepted for c in checks)
+        assert "orders solutions against the evaluator" in checks[0].reason
+        refused = [r for r in store.candidates.list("rejected")]
+        assert refused and all("improvement-step score refused" in r.error for r in refused)
+        assert all(r.notes.get("focus_function") == "score_build" for r in refused)
+        # No score was kept, so no move was ever asked for.
+        assert not [r for r in store.candidates.list() if
+                    r.notes.get("focus_function") == "change_build"]
+    finally:
+        store.close()
