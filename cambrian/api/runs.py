@@ -12,14 +12,14 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import cambrian
 from cambrian.api.blocking import run_blocking
-from cambrian.config import ConfigError, RunConfig, build_config, read_config_file
-from cambrian.config.extras import fit_defaults_to_installed
+from cambrian.api.config_layers import build_layers, config_layers
+from cambrian.config import ConfigError, RunConfig, build_config, stored_form
 from cambrian.core.bus import Subscriber
 from cambrian.core.events import ConfigOverridden
 from cambrian.core.status import CandidateStatus
@@ -35,7 +35,8 @@ from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
 from cambrian.store.run_files import write_best, write_config, write_program_files
 from cambrian.store.store import STORE_FILENAME, Store, StoreError
-from cambrian.task.folder import Task, load_task, task_config_layer
+from cambrian.task.folder import Task, load_task, peer_config
+from cambrian.task.peer_configs import PeerConfig
 from cambrian.task.program_files import is_bundle
 
 
@@ -84,15 +85,18 @@ def resolve_config(
     config: RunConfig | dict[str, Any] | str | Path | None = None,
     overrides: list[str] | None = None,
 ) -> RunConfig:
-    """Defaults < the task's config.yaml < ``config`` < ``overrides``."""
-    layers = [task_config_layer(Path(task_dir))]
-    if isinstance(config, RunConfig):
-        layers.append(config.model_dump(exclude_unset=True))
-    elif isinstance(config, dict):
-        layers.append(config)
-    elif config is not None:
-        layers.append(read_config_file(Path(config)))
-    return fit_defaults_to_installed(build_config(layers, overrides))
+    """Defaults < the task's config.yaml < ``config`` < ``overrides``. A ``config`` file that
+    is a peer's (OpenEvolve, ShinkaEvolve) is translated and replaces the folder's peer file."""
+    return build_layers(config_layers(Path(task_dir), config), overrides)
+
+
+def _with_peer_note(task: Task, peer: PeerConfig | None) -> Task:
+    """The task, its notes naming the peer file given with ``-c`` instead of the folder's."""
+    if peer is None:
+        return task
+    own = peer_config(task.root)
+    notes = [note for note in task.notes if own is None or note != own.note]
+    return replace(task, notes=(peer.note, *notes))
 
 
 def _evaluation_command(task: Task) -> str:
@@ -119,8 +123,9 @@ def start(
     """Create a new run for the task folder (nothing is evaluated until ``run()``);
     ``subscribers`` receive every event the run records, once committed. Everything that can
     be checked is checked before the run folder is made: a failure leaves nothing behind."""
-    resolved = resolve_config(Path(task_dir), config, overrides)
-    task = load_task(Path(task_dir), resolved)
+    layers = config_layers(Path(task_dir), config)
+    resolved = build_layers(layers, overrides)
+    task = _with_peer_note(load_task(Path(task_dir), resolved), layers.given_peer)
     check_names(resolved, new_run=True)
     check_task_settings(task, resolved)
     providers = providers if providers is not None else build_providers(resolved.llm)
@@ -220,13 +225,13 @@ def _create_run(store: Store, task: Task, resolved: RunConfig) -> None:
         store.runs.create(
             run_id=uuid.uuid4().hex, task_name=task.name, task_dir=str(task.root),
             direction=task.direction, language=task.language.name,
-            config=resolved.model_dump(mode="json"), seed=resolved.evolution.seed,
+            config=stored_form(resolved), seed=resolved.evolution.seed,
             code_version=code_version(),
         )
         store.runs.add_environment(
             evaluator=str(task.evaluator_path.relative_to(task.root)), contract=task.contract,
             command=_evaluation_command(task),
-            limits=resolved.evaluation.model_dump(mode="json"), toolchain=_toolchain(task),
+            limits=stored_form(resolved)["evaluation"], toolchain=_toolchain(task),
             file_hashes=task.file_hashes(),
         )
         store.meta.set("program_filename", task.program_filename)
@@ -256,6 +261,11 @@ def resume(
     target = Path(run_dir)
     with Store.open(target) as peek:  # the configuration (and a migration), before the secrets
         info = peek.runs.info()
+    if not info.task_dir:
+        raise ConfigError(
+            f"{target} was imported from {info.framework} without its task folder; import it "
+            "again with `cambrian trace import SRC RUN --task TASK_DIR` (the folder holding "
+            "the evaluator and the initial program)")
     resolved = build_config([info.config], overrides)
     task = load_task(Path(info.task_dir), resolved)
     check_names(resolved)
@@ -268,7 +278,7 @@ def resume(
             recorder = Recorder(store)
             with recorder.transaction():
                 recorder.emit(ConfigOverridden(overrides=list(overrides)))
-                store.runs.update_config(resolved.model_dump(mode="json"))
+                store.runs.update_config(stored_form(resolved))
         return _build(target, task, resolved, store, providers, subscribers)
     except BaseException:
         store.close()

@@ -39,17 +39,33 @@ def import_command(
     src: Path = typer.Argument(..., help="Exported trace, ShinkaEvolve results folder or "
                                          "OpenEvolve checkpoint"),
     run_dir: Path = typer.Argument(..., help="New run directory to create"),
+    task: Path | None = typer.Option(
+        None, "--task", metavar="DIR",
+        help="The peer run's task folder (evaluator, initial program), so that `cambrian "
+             "resume` continues it; default: the folder holding an evaluator at or above SRC"),
 ) -> None:
-    """Rebuild a Cambrian run store (run.sqlite) from a trace of any supported framework."""
+    """Rebuild a Cambrian run store (run.sqlite) from a trace of any supported framework; a
+    ShinkaEvolve or OpenEvolve run can then be continued with `cambrian resume`."""
+    from cambrian.store.store import Store
     from cambrian.trace.importers import UnknownTraceFormat, detect_format
     from cambrian.trace.to_store import import_to_store
 
     try:
         fmt = detect_format(src)
-        target = import_to_store(src, run_dir)
+        target = import_to_store(src, run_dir, task_dir=task)
     except (FileNotFoundError, FileExistsError, UnknownTraceFormat, ValueError) as exc:
         _fail(str(exc))
     console.print(f"Imported {fmt} trace {src} into {target / 'run.sqlite'}")
+    with Store.open(target) as store:
+        info = store.runs.info()
+        children = sum(1 for row in store.candidates.list() if row.parent_id is not None)
+    if info.framework in ("shinkaevolve", "openevolve"):
+        if info.task_dir:
+            console.print(f"{children} children, task folder {info.task_dir}; continue with: "
+                          f"cambrian resume {target} --generations {children + 10}")
+        else:
+            console.print("No task folder found beside it: to continue it, import again "
+                          "with --task DIR")
 
 
 def stats_command(

@@ -17,6 +17,9 @@ from cambrian.store.store import STORE_FILENAME, Store
 from cambrian.task.program_files import is_bundle
 from cambrian.trace.loading import load_trace
 from cambrian.trace.model import Trace
+from cambrian.trace.resumable import make_resumable, provenance
+
+PEER_FRAMEWORKS = ("shinkaevolve", "openevolve")
 
 
 def _dumps(value: Any) -> str:
@@ -44,12 +47,20 @@ def _parent_first(trace: Trace) -> list[str]:
     return ordered
 
 
-def import_to_store(source: Trace | str | Path, run_dir: str | Path) -> Path:
+def import_to_store(source: Trace | str | Path, run_dir: str | Path,
+                    task_dir: str | Path | None = None) -> Path:
     """Create ``run_dir/run.sqlite`` from ``source`` (a trace, or any path ``load_trace`` reads).
 
+    A peer's run (ShinkaEvolve, OpenEvolve) becomes one ``cambrian resume`` continues: its task
+    folder (``task_dir``, else found beside the peer's results) and the configuration that
+    folder gives are recorded (``resumable.py``), where it came from kept in the store's meta.
     Refuses to overwrite an existing run store. Returns the run directory.
     """
     trace = source if isinstance(source, Trace) else load_trace(source)
+    origin = {}
+    if trace.run.framework in PEER_FRAMEWORKS:
+        origin = provenance(trace)
+        trace = make_resumable(trace, Path(task_dir) if task_dir is not None else None)
     target = Path(run_dir)
     if (target / STORE_FILENAME).exists():
         raise FileExistsError(f"{target} already holds a run store")
@@ -57,6 +68,8 @@ def import_to_store(source: Trace | str | Path, run_dir: str | Path) -> Path:
     try:
         with store.transaction():
             _write(store, trace)
+            for key, value in origin.items():
+                store.meta.set(key, value)
     except BaseException:
         store.close()
         # Leave no half-made store behind: it would block a corrected retry.

@@ -55,6 +55,7 @@ def test_openevolve_folder_runs_unchanged_with_cascade_artifacts_and_tracking(tm
     mlruns = tmp_path / "mlruns"
     with ScriptedLLM(counter_replies(["6", "int('crash')", "8"])) as llm:
         summary = run(task, tmp_path / "run", llm, "search.algorithm=hill-climb",
+                      "evolution.max_parallel_evaluations=1",
                       f"tracking.mlflow.tracking_uri=file://{mlruns}",
                       "tracking.mlflow.experiment=peers", "tracking.wandb.mode=offline")
     # max_iterations: 3 in OpenEvolve's config.yaml is the budget.

@@ -27,6 +27,10 @@ from cambrian.trace.model import (
 FRAMEWORK = "shinkaevolve"
 # Bulky metadata already carried by the evaluation and context rows.
 _MOVED_KEYS = ("llm_result", "stdout_log", "stderr_log")
+# Island copies: the flag and the original's id, by ShinkaEvolve version.
+_COPY_FLAG, _SPAWN_FLAG = "_is_island_copy", "_spawned_island"
+_ORIGINAL_KEYS = ("_original_program_id", "_original_repo_id", "_spawned_from_program_id",
+                  "_spawned_from_repo_id")
 
 
 def read_shinka_results(path: str | Path) -> Trace:
@@ -35,17 +39,18 @@ def read_shinka_results(path: str | Path) -> Trace:
     rows = read_table(db_file, "programs")
     rows.sort(key=lambda r: (int(r.get("generation") or 0), r.get("timestamp") or 0.0,
                              str(r["id"])))
+    rows, aliases = _fold_copies(rows)
     candidates: list[CandidateRecord] = []
     evaluations: list[EvaluationRecord] = []
     edges: list[EdgeRecord] = []
     contexts: list[ContextRecord] = []
     for row in rows:
-        candidate, evaluation, context = _program(row)
+        candidate, evaluation, context = _program(row, aliases)
         candidates.append(candidate)
         evaluations.append(evaluation)
         if context is not None:
             contexts.append(context)
-        edges.extend(_edges(row, candidate))
+        edges.extend(_edges(row, candidate, aliases))
     folder = db_file.parent
     generations = max((c.iteration for c in candidates), default=0)
     run = RunRecord(
@@ -59,7 +64,32 @@ def read_shinka_results(path: str | Path) -> Trace:
                  contexts=contexts, origin=folder)
 
 
-def _program(row: dict[str, Any]) -> tuple[CandidateRecord, EvaluationRecord, ContextRecord | None]:
+def _fold_copies(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """ShinkaEvolve copies the initial program onto every other island (and a program onto a
+    spawned island): rows with the same code that were never proposed or evaluated again.
+    They are left out (ShinkaEvolve's own counts of children leave them out too); a child of a
+    copy is the child of the original."""
+    kept: list[dict[str, Any]] = []
+    aliases: dict[str, str] = {}
+    for row in rows:
+        metadata = parse_json(row.get("metadata"), {})
+        original = None
+        if isinstance(metadata, dict) and (metadata.get(_COPY_FLAG)
+                                           or metadata.get(_SPAWN_FLAG)):
+            original = next((metadata[key] for key in _ORIGINAL_KEYS if metadata.get(key)), None)
+        if original:
+            aliases[str(row["id"])] = str(original)
+        else:
+            kept.append(row)
+    for copy, original in list(aliases.items()):  # a copy of a copy
+        while original in aliases and aliases[original] != copy:
+            original = aliases[original]
+        aliases[copy] = original
+    return kept, aliases
+
+
+def _program(row: dict[str, Any], aliases: dict[str, str]) -> tuple[
+        CandidateRecord, EvaluationRecord, ContextRecord | None]:
     program_id = str(row["id"])
     metadata = clean(parse_json(row.get("metadata"), {}))
     if not isinstance(metadata, dict):
@@ -68,6 +98,7 @@ def _program(row: dict[str, Any]) -> tuple[CandidateRecord, EvaluationRecord, Co
     if not isinstance(llm_result, dict):
         llm_result = None
     parent_id = str(row["parent_id"]) if row.get("parent_id") else None
+    parent_id = aliases.get(parent_id, parent_id) if parent_id is not None else None
     correct = bool(row.get("correct"))
     score = finite_or_none(row.get("combined_score"))
     model = metadata.get("model_name") or (llm_result or {}).get("model_name")
@@ -140,15 +171,18 @@ def _context(program_id: str, llm_result: dict[str, Any], row: dict[str, Any]) -
     )
 
 
-def _edges(row: dict[str, Any], candidate: CandidateRecord) -> list[EdgeRecord]:
+def _edges(row: dict[str, Any], candidate: CandidateRecord,
+           aliases: dict[str, str]) -> list[EdgeRecord]:
     edges = []
     if candidate.parent_id is not None:
         edges.append(EdgeRecord(candidate.parent_id, candidate.id, "parent", candidate.operator))
     seen = {candidate.parent_id}
     for column in ("archive_inspiration_ids", "top_k_inspiration_ids"):
         for inspiration in parse_json(row.get(column), []) or []:
-            if inspiration and str(inspiration) not in seen:
-                seen.add(str(inspiration))
-                edges.append(EdgeRecord(str(inspiration), candidate.id, "inspiration",
+            inspiration = aliases.get(str(inspiration), str(inspiration)) if inspiration \
+                else None
+            if inspiration and inspiration not in seen and inspiration != candidate.id:
+                seen.add(inspiration)
+                edges.append(EdgeRecord(inspiration, candidate.id, "inspiration",
                                         candidate.operator))
     return edges
