@@ -111,7 +111,8 @@ def substitute(data: Any, environ: Mapping[str, str] | None = None,
     return data, templates
 
 
-_MISSING = object()
+MISSING = object()  # value_at's answer for a path the data does not have
+_MISSING = MISSING
 
 
 def value_at(dumped: Any, path: Path_) -> Any:
