@@ -1,7 +1,7 @@
 """Time from ``cambrian run`` to its first LLM request, as a user sees it.
 
     .venv/bin/python benchmarks/startup.py [--task examples/circle_packing] [--repeats 3]
-                                           [--code PATH]
+                                           [--code PATH] [--old PATH] [--cli-only]
 
 Starts ``python -m cambrian run TASK -g 1`` as a fresh process with the task's defaults, the
 model being an instant local OpenAI-compatible server (``instant_llm.py``), and measures the
@@ -10,6 +10,11 @@ defaults (novelty rejection with the bundled MiniLM embedding model on) and ``no
 =false``. ``--code PATH`` runs the Cambrian found at PATH instead of this checkout (e.g. an
 earlier commit's tree: ``git archive HEAD | tar -x -C /tmp/old``), for before/after figures.
 The process is stopped after the first request.
+
+``--old PATH`` (an earlier tree, e.g. ``git worktree add --detach /tmp/old COMMIT``) also times
+``cambrian --version`` and ``cambrian --help`` with that tree and with this checkout, in turn
+(old, new, old, ...), as wall and CPU time (the process's user + system) with the machine's load
+printed before and after; ``--cli-only`` times only those.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,13 +73,60 @@ def first_request_s(task: Path, extra: list[str], code: Path | None) -> tuple[fl
                 process.wait()
 
 
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cli_time(code: Path, argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``python -m cambrian ARGV`` with ``code`` first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(code), "COLUMNS": "100"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:  # not this checkout's folder: it would shadow
+        subprocess.run([sys.executable, "-m", "cambrian", *argv], cwd=tmp, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cli_figures(old: Path, repeats: int) -> None:
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
+    print(f"`cambrian --version` and `cambrian --help`: old code ({old}) and this checkout, "
+          f"{repeats} runs each, interleaved; medians")
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for _ in range(repeats):
+        for argv in (["--version"], ["--help"]):
+            for name, code in (("old", old), ("new", ROOT)):
+                times.setdefault((" ".join(argv), name), []).append(cli_time(code, argv))
+    for (argv, name), values in times.items():
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        print(f"  cambrian {argv:<10} {name:<4} wall {wall:5.2f} s  CPU {cpu:5.2f} s "
+              f"(walls: {', '.join(f'{v[0]:.2f}' for v in values)})")
+    for argv in ("--version", "--help"):
+        old_cpu = statistics.median(v[1] for v in times[(argv, "old")])
+        new_cpu = statistics.median(v[1] for v in times[(argv, "new")])
+        old_wall = statistics.median(v[0] for v in times[(argv, "old")])
+        new_wall = statistics.median(v[0] for v in times[(argv, "new")])
+        print(f"  cambrian {argv:<10} new/old: wall {new_wall / old_wall:.2f}x, "
+              f"CPU {new_cpu / old_cpu:.2f}x")
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default=str(ROOT / "examples" / "circle_packing"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--code", type=Path, default=None)
+    parser.add_argument("--old", type=Path, default=None)
+    parser.add_argument("--cli-only", action="store_true")
     args = parser.parse_args()
+    if args.old is not None:
+        cli_figures(args.old, max(args.repeats, 5))
+        if args.cli_only:
+            return 0
     variants = [("defaults (novelty with the local embedding model)", []),
                 ("novelty.enabled=false", ["--set", "novelty.enabled=false"])]
     print(f"time from `cambrian run {Path(args.task).name} -g 1` to the first LLM request "
