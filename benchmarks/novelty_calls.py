@@ -1,8 +1,8 @@
 """LLM calls and memory the novelty filter costs with the default settings: the code before
 issue 35's exact tests and verdict cache next to the code now, from one interleaved run.
 
-    .venv/bin/python benchmarks/novelty_calls.py --old /tmp/old-tree [--generations 30]
-                                                 [--rounds 2]
+    .venv/bin/python benchmarks/novelty_calls.py --old /tmp/old-tree [--new /tmp/new-tree]
+                                                 [--generations 30] [--rounds 2]
 
 ``--old`` is an earlier Cambrian tree (``git worktree add --detach /tmp/old-tree COMMIT``);
 each run is ``cambrian.api.evolve`` in a fresh process with that tree (or this checkout) first
@@ -143,16 +143,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", type=Path, required=True, help="the earlier Cambrian tree")
+    parser.add_argument("--new", type=Path, default=ROOT,
+                        help="the tree to measure as new (default: this checkout)")
     parser.add_argument("--generations", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.old,
                             capture_output=True, text=True, check=False).stdout.strip()
-    here = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+    here = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.new,
                           capture_output=True, text=True, check=False).stdout.strip()
     variants = [(f"old code ({commit}), defaults", args.old, []),
-                (f"new code ({here}), defaults", ROOT, []),
-                (f"new code ({here}), novelty off", ROOT, ["novelty.enabled=false"])]
+                (f"new code ({here}), defaults", args.new, []),
+                (f"new code ({here}), novelty off", args.new, ["novelty.enabled=false"])]
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
     results: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
     with tempfile.TemporaryDirectory() as tmp:
