@@ -54,6 +54,21 @@ class DecompositionConfig(StrictModel):
     )
     combine_every: int = Field(6, ge=1, description="Evaluations between two combinations of "
                                                     "the leaders.")
+    propose: bool = Field(
+        False,
+        description="When no sub-problems are declared: once the initial program is evaluated, "
+                    "the model groups its test cases into sub-problems (from the problem "
+                    "statement and the program's result on each case); on with --search "
+                    "contest.",
+    )
+    model: str | None = Field(
+        None,
+        description="Label of the llm.models entry that proposes the sub-problems (default: "
+                    "the first model).",
+    )
+    max_subproblems: int = Field(4, ge=2, le=8, description="Most sub-problems proposed.")
+    max_tokens: int = Field(400, ge=50, le=4000,
+                            description="Reply tokens of the proposal call.")
 
     @model_validator(mode="after")
     def _check(self) -> DecompositionConfig:

@@ -449,6 +449,18 @@ class StrategyTransfer(Event):
     candidate_id: int
 
 
+@event_kind("subproblems_proposed")
+@dataclass(frozen=True)
+class SubproblemsProposed(Event):
+    """The model grouped the task's test cases into ``subproblems`` (SubproblemConfig fields;
+    empty: no decomposition, ``error`` says why), once per run (seed 004 §10.2)."""
+
+    subproblems: list[dict[str, Any]]
+    model: str = ""
+    error: str = ""
+    context_id: int | None = None
+
+
 @event_kind("subsolutions_combined")
 @dataclass(frozen=True)
 class SubsolutionsCombined(Event):

@@ -54,7 +54,7 @@ from cambrian.search.budget import BudgetManager
 from cambrian.search.commit import Committer
 from cambrian.search.context import LoopCounters, Progress, RunContext
 from cambrian.search.control import RunControl
-from cambrian.search.decomposition import Decomposition
+from cambrian.search.decomposition_wiring import build_decomposition
 from cambrian.search.engine import Evolution
 from cambrian.search.environment_watch import EnvironmentWatch
 from cambrian.search.evaluations import EvaluationQueue, evaluate_once
@@ -123,6 +123,10 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
             if label not in labels:
                 raise ConfigError(f"phases.models.{phase}: no model is labelled '{label}' "
                                   f"(llm.models labels: {', '.join(sorted(labels))})")
+    if config.decomposition.model is not None and config.decomposition.model not in labels:
+        raise ConfigError(f"decomposition.model: no model is labelled "
+                          f"'{config.decomposition.model}' (llm.models labels: "
+                          f"{', '.join(sorted(labels))})")
     for intent, wanted in config.mutation.intent_models.items():
         for label in wanted:
             if label not in labels:
@@ -152,6 +156,10 @@ def with_algorithm_features(config: RunConfig) -> RunConfig:
     update = {name: getattr(config, name).model_copy(update={"enabled": True})
               for name in ("niches", "phases", "reflection")
               if name in features and not getattr(config, name).enabled}
+    decomposition = config.decomposition
+    if "decomposition" in features and not decomposition.subproblems \
+            and not decomposition.propose:
+        update["decomposition"] = decomposition.model_copy(update={"propose": True})
     return config.model_copy(update=update) if update else config
 
 
@@ -343,11 +351,10 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         niche_count=(lambda: len(set(tagger.book.families().values())))
         if tagger is not None else lambda: None)
         if config.phases.enabled else None)
-    decomposition = (Decomposition(
-        config.decomposition, store, recorder, objective, task_root=task.root,
-        work_root=ctx.work_root, record_child=committer.direct_child,
+    decomposition = build_decomposition(
+        config, task, store, recorder, objective, gateway, work_root=ctx.work_root,
+        run_dir=run_dir, record_child=committer.direct_child,
         families=tagger.book.families if tagger is not None else dict)
-        if config.decomposition.subproblems else None)
     if decomposition is not None:
         committer.listeners.append(lambda row, record: decomposition.observe(row.id))
     hooks.extend(h for h in (tuner, score_check, scratchpad, reflection, algorithm_hooks, prompt_archive,

@@ -1,6 +1,8 @@
 """Decomposition (seed 004 §10.2-10.3, §10.10): a task's test cases split into sub-problems
-(`decomposition.subproblems`, declared by the task), each with its own population and share of
-the proposals, their leaders combined, and a strategy that wins in one offered to the others.
+(`decomposition.subproblems`, declared by the task, or proposed by the model from the initial
+program's per-case results when `decomposition.propose` is on: `meta/subproblem_proposal.py`),
+each with its own population and share of the proposals, their leaders combined, and a
+strategy that wins in one offered to the others.
 
 - **Populations**: every evaluated program is scored on each sub-problem by its per-case
   results (the mean over the sub-problem's cases, as fitness); a sub-problem's population is its
@@ -32,11 +34,17 @@ import numpy as np
 
 from cambrian.config.decomposition import DecompositionConfig, SubproblemConfig
 from cambrian.core.evaluation import case_scores
-from cambrian.core.events import StrategyTransfer, SubsolutionsCombined
+from cambrian.core.events import StrategyTransfer, SubproblemsProposed, SubsolutionsCombined
 from cambrian.core.hooks import DirectChild, LoopHook, SlotContext, SlotTaken, Steering
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
+from cambrian.evaluate.case_feedback import stored_cases
 from cambrian.evaluate.task_function import TaskFunctionFailed, call_task_function
+from cambrian.meta.subproblem_proposal import (
+    SubproblemProposer,
+    case_lines,
+    proposed_subproblems,
+)
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 
@@ -117,13 +125,21 @@ class Decomposition(LoopHook):
     def __init__(self, config: DecompositionConfig, store: Store, recorder: Recorder,
                  objective: Objective, *, task_root: Path, work_root: Path,
                  record_child: Callable[[int, DirectChild], int | None],
-                 families: Callable[[], Mapping[int, str]] = dict) -> None:
-        """``families()``: the strategy family of each tagged program (empty: no niches)."""
+                 families: Callable[[], Mapping[int, str]] = dict,
+                 proposer: SubproblemProposer | None = None,
+                 case_headers: Callable[[], Mapping[str, str]] = dict) -> None:
+        """``families()``: the strategy family of each tagged program (empty: no niches).
+        ``proposer``: asks the model for sub-problems when the config declares none;
+        ``case_headers()``: the first input line of each public case, for its prompt."""
         self.config = config
         self.store = store
         self.recorder = recorder
         self.objective = objective
-        self.book = SubproblemBook(config.subproblems, objective, config.population)
+        self.proposer = proposer
+        self.case_headers = case_headers
+        self.subproblems: list[SubproblemConfig] = list(config.subproblems)
+        self._proposal: SubproblemsProposed | None = None
+        self.book = SubproblemBook(self.subproblems, objective, config.population)
         self.combiner = task_root / config.combiner if config.combiner else None
         self.work_root = work_root
         self.record_child = record_child
@@ -136,7 +152,42 @@ class Decomposition(LoopHook):
 
     # ------------------------------------------------------------------ populations
 
+    @property
+    def active(self) -> bool:
+        """Sub-problems are known (declared, or proposed and accepted)."""
+        return len(self.subproblems) >= 2
+
+    def _adopt(self, subproblems: list[SubproblemConfig]) -> None:
+        self.subproblems = subproblems
+        self.book = SubproblemBook(subproblems, self.objective, self.config.population)
+        correct = [row.id for row in self.store.candidates.list(CandidateStatus.CORRECT)]
+        for candidate_id, result in self.store.evaluations.latest_of(set(correct)).items():
+            self.book.observe(candidate_id, case_scores(result))
+
+    async def _propose(self) -> None:
+        """Once per run: the model's sub-problems from the initial program's cases."""
+        assert self.proposer is not None
+        correct = self.store.candidates.list(CandidateStatus.CORRECT)
+        if not correct:
+            return  # asked again once a program is correct
+        initial = min(correct, key=lambda row: row.id)
+        result = self.store.evaluations.latest(initial.id)
+        cases = stored_cases(result.extra) if result is not None else ()
+        if len(cases) < 2:
+            self._proposal = self.proposer.record_none(
+                "the evaluator reports no per-case results to group")
+            return
+        self._proposal = await self.proposer.propose(case_lines(cases, self.case_headers()))
+        if self._proposal.subproblems:
+            self._adopt(proposed_subproblems(self._proposal))
+
     def restore(self) -> None:
+        if not self.config.subproblems:
+            proposals = self.store.events.of_type(SubproblemsProposed)
+            self._proposal = proposals[-1] if proposals else None
+            self.subproblems = proposed_subproblems(self._proposal)
+            self.book = SubproblemBook(self.subproblems, self.objective,
+                                       self.config.population)
         correct = [row.id for row in self.store.candidates.list(CandidateStatus.CORRECT)]
         for candidate_id, result in self.store.evaluations.latest_of(set(correct)).items():
             self.book.observe(candidate_id, case_scores(result))
@@ -160,6 +211,8 @@ class Decomposition(LoopHook):
 
     def steer(self, rng: Any) -> Steering | None:
         self._note = None
+        if not self.active:
+            return None
         if self._crossover is not None:
             first, second = self._crossover
             self._crossover = None
@@ -179,7 +232,7 @@ class Decomposition(LoopHook):
         # Rank-weighted within the population: the leader most often (halving per rank).
         ranks = np.array([0.5 ** rank for rank in range(len(leaders))])
         parent = leaders[int(rng.choice(len(leaders), p=ranks / ranks.sum()))][0]
-        sub = next(s for s in self.config.subproblems if s.name == name)
+        sub = next(s for s in self.subproblems if s.name == name)
         about = f" ({sub.description})" if sub.description else ""
         self._note = (f"This proposal works on the sub-problem '{name}'{about}: its cases "
                       f"{', '.join(sub.cases)}. Improve the program on those cases without "
@@ -217,11 +270,16 @@ class Decomposition(LoopHook):
     # ------------------------------------------------------------------ combination
 
     async def take_slot(self, slot: SlotContext) -> SlotTaken | None:
+        if self.proposer is not None and self._proposal is None and not self.active:
+            await self._propose()
+            return None
+        if not self.active:
+            return None
         if slot.children_evaluated - self._last_combined_at < self.config.combine_every:
             return None
         leaders = self.leaders()
         sources = tuple(sorted(set(leaders.values())))
-        if len(leaders) < len(self.config.subproblems) or len(sources) < 2 \
+        if len(leaders) < len(self.subproblems) or len(sources) < 2 \
                 or sources in self._combined:
             return None
         self._last_combined_at = slot.children_evaluated

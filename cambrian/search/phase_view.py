@@ -1,6 +1,7 @@
 """The run's search phases as `cambrian status`, the web UI and the report show them: one span
 per phase (evaluations, budget share, best score at its start, why it began), and the steering
-events inside them (extensions, stagnation recoveries, strategy transfers, combinations)."""
+events inside them (extensions, stagnation recoveries, proposed sub-problems, strategy
+transfers, combinations)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from cambrian.core.events import (
     PhaseExtended,
     StagnationRecovery,
     StrategyTransfer,
+    SubproblemsProposed,
     SubsolutionsCombined,
 )
 from cambrian.store.store import Store
@@ -61,6 +63,11 @@ def _describe(event: Any) -> str:
         restart = f" from #{event.restart_parent}" if event.restart_parent else ""
         return (f"{event.phase}: no better program in {event.stagnant_for} evaluations, "
                 f"{event.action.replace('_', ' ')}{restart}")
+    if isinstance(event, SubproblemsProposed):
+        if not event.subproblems:
+            return f"no sub-problems proposed: {event.error}"
+        return "sub-problems proposed: " + "; ".join(
+            f"{group['name']} ({len(group['cases'])} cases)" for group in event.subproblems)
     if isinstance(event, StrategyTransfer):
         return (f"strategy transfer: {event.family} (#{event.candidate_id}, leader of "
                 f"{event.source}) offered to {event.target}")
@@ -71,8 +78,9 @@ def _describe(event: Any) -> str:
 
 
 def steering_events(store: Store, limit: int = 20) -> list[dict[str, Any]]:
-    """The latest extensions, recoveries, transfers and combinations, oldest first."""
-    stored = store.events.list(PhaseExtended, StagnationRecovery, StrategyTransfer,
-                               SubsolutionsCombined)
+    """The latest extensions, recoveries, proposed sub-problems, transfers and combinations,
+    oldest first."""
+    stored = store.events.list(PhaseExtended, StagnationRecovery, SubproblemsProposed,
+                               StrategyTransfer, SubsolutionsCombined)
     return [{"at": item.created_at, "kind": item.event.kind, "text": _describe(item.event)}
             for item in stored[-limit:]]

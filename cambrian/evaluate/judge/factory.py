@@ -75,3 +75,22 @@ def build_task_evaluator(
     remote = (RemoteScorer(config.remote, language=config.language, transport=remote_transport)
               if config.remote is not None else None)
     return TieredEvaluator(judged, best_reference, tiers=config.tiers, remote=remote)
+
+
+def public_case_headers(task_dir: Path, judge: JudgeConfig, run_dir: Path,
+                        max_chars: int = 200) -> dict[str, str]:
+    """The first line of each public case's input the run has on disk (a case file, or a
+    generated case in the run's case cache), by case id: what a planner may read of the cases
+    evolution sees. Private cases are never read."""
+    task = resolve_judge_task(Path(task_dir), judge, "maximize")
+    store = CaseStore(Path(run_dir) / CASE_CACHE_DIRNAME, task.generator_path)
+    headers: dict[str, str] = {}
+    for case in task.public:
+        path = case.file if case.file is not None else (
+            store.cached_path(case.seed) if case.seed is not None else None)
+        if path is None or not path.is_file():
+            continue
+        with open(path, "rb") as handle:
+            first = handle.readline(max_chars).decode("utf-8", "replace").strip()
+        headers[case.case_id] = first
+    return headers

@@ -11,8 +11,8 @@ from cambrian.core.registry import UnknownName
 from cambrian.llm.cheapest import cheapest_label
 from cambrian.llm.gateway import LLMGateway
 from cambrian.meta.strategy_tagger import StrategyTagger
-from cambrian.mutate.intents import INTENTS
 from cambrian.meta.strategy_tags import TagBook
+from cambrian.mutate.intents import INTENTS
 from cambrian.search.algorithm import Selector
 from cambrian.search.niches.sampler import NicheAware, NicheInputs
 from cambrian.store.recorder import Recorder
