@@ -10,7 +10,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 _API = ("evolve", "start", "resume", "run_status", "best", "init", "run_evolution",
-        "run_evolution_async", "stream_evolution", "EvolutionResult", "replay")
+        "run_evolution_async", "stream_evolution", "EvolutionResult", "replay", "evolve_function",
+        "evolve_algorithm", "evolve_code")
 __all__ = [*_API, "__version__"]
 
 

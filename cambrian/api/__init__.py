@@ -1,6 +1,7 @@
 """The Python API the CLI is a thin layer over: runs of a task folder (``runs.py``),
-``run_evolution`` for code and a Python evaluator (``inline.py``), and the deterministic
-re-execution of a stored run (``replay.py``)."""
+``run_evolution`` for code and a Python evaluator (``inline.py``) with OpenEvolve's one-call
+helpers on top (``one_call.py``: ``evolve_function``, ``evolve_algorithm``, ``evolve_code``),
+and the deterministic re-execution of a stored run (``replay.py``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from cambrian.api.inline import (
     run_evolution_async,
     stream_evolution,
 )
+from cambrian.api.one_call import evolve_algorithm, evolve_code, evolve_function
 from cambrian.api.replay import ReplayError, ReplayReport, replay
 from cambrian.api.runs import (
     BestProgram,
@@ -32,6 +34,6 @@ from cambrian.api.runs import (
 
 __all__ = ["BestProgram", "EvolutionResult", "NoCorrectProgram", "ReplayError", "ReplayReport",
            "RunExists", "best", "code_version", "default_run_dir", "discard_unstarted",
-           "evolve", "history_rows", "init", "model_entry", "replay", "resolve_config", "resume",
+           "evolve", "evolve_algorithm", "evolve_code", "evolve_function", "history_rows", "init", "model_entry", "replay", "resolve_config", "resume",
            "run_blocking", "run_evolution", "run_evolution_async", "run_status", "start",
            "stream_evolution"]
