@@ -59,7 +59,6 @@ _OPENEVOLVE_LLM = frozenset({"primary_model", "secondary_model", "api_base",
 CONFIG_FILE_NAMES = ("config.yaml", "config.yml")
 SHINKA_FILE_NAMES = ("shinka.yaml", "shinka.yml", "shinka_small.yaml")
 YAML_SUFFIXES = (".yaml", ".yml")
-MAX_KEYS_NAMED = 4  # of one section, in the note; more are "section.* but those used"
 
 
 @dataclass(frozen=True)
@@ -166,9 +165,10 @@ def read_peer_config(path: Path, task_dir: Path) -> PeerConfig | None:
             data, unreadable, also = deep_merge(script.data, data), script.unreadable, (
                 script.path.name,)
     rules = OPENEVOLVE_RULES if kind == OPENEVOLVE else SHINKA_RULES
-    layer, used, taken = translate(data, Path(task_dir), rules)
-    ignored = ignored_keys(data, taken) + [f"{key} (not readable without running it)"
-                                           for key in unreadable]
+    done = translate(data, Path(task_dir), rules)
+    layer, used = done.layer, done.used
+    ignored = ignored_keys(data, done.taken) + done.dropped + [
+        f"{key} (not readable without running it)" for key in unreadable]
     others = tuple(other.name for other in peer_run_files(path.parent)
                    if other.name != path.name) if path.parent == Path(task_dir) else ()
     return PeerConfig(kind, path, layer, tuple(used), tuple(ignored), others, also)
@@ -203,13 +203,21 @@ def _fits(puts: list[Put]) -> bool:
     return True
 
 
-def translate(data: Mapping[str, Any], task_dir: Path,
-              rules: tuple[Rule, ...]) -> tuple[dict[str, Any], list[str], set[str]]:
-    """(Cambrian layer, report lines, the peer keys taken) for ``data`` under ``rules``."""
+@dataclass
+class Translation:
+    layer: dict[str, Any]  # the Cambrian config layer
+    used: list[str]  # report lines: "key -> cambrian.key (value)"
+    taken: set[str]  # the peer keys translated
+    dropped: list[str]  # parts of translated values left out (a model of unknown provider)
+
+
+def translate(data: Mapping[str, Any], task_dir: Path, rules: tuple[Rule, ...]) -> Translation:
+    """``data`` under ``rules``: the layer, the report, the keys taken."""
     source = Source(data, task_dir)
     layer: dict[str, Any] = {}
     used: list[str] = []
     taken: set[str] = set()
+    dropped: list[str] = []
     for rule in rules:
         puts = rule.apply(source)
         if not puts or not _fits(puts):
@@ -219,16 +227,17 @@ def translate(data: Mapping[str, Any], task_dir: Path,
         for put in puts:
             if put.target is not None:
                 _set(layer, put.target, put.value)
+            dropped.extend(put.dropped)
         first = puts[0]
         shown = f" ({first.shown})" if first.shown else ""
         targets = ", ".join(p.target for p in puts if p.target is not None) or "honoured"
         used.append(f"{', '.join(present)} -> {targets}{shown}")
-    return layer, used, taken
+    return Translation(layer, used, taken, dropped)
 
 
 def ignored_keys(data: Mapping[str, Any], taken: set[str]) -> list[str]:
-    """Every source key not taken, grouped: a section none of whose keys was taken is
-    "section.*"; a partly used one names its keys (or "section.* but those used")."""
+    """Every source key not taken: a section none of whose keys was taken is "section.*", a
+    partly used one names each key left out."""
     out: list[str] = []
     for key, value in data.items():
         if key in taken:
@@ -237,16 +246,11 @@ def ignored_keys(data: Mapping[str, Any], taken: set[str]) -> list[str]:
             inner = [f"{key}.{k}" for k in value if f"{key}.{k}" not in taken]
             if not inner:
                 continue
-            if len(inner) == len(value):
-                out.append(f"{key}.*")
-            elif len(inner) <= MAX_KEYS_NAMED:
-                out.append(", ".join(inner))
-            else:
-                out.append(f"{key}.* but those used")
+            out.append(f"{key}.*" if len(inner) == len(value) else ", ".join(inner))
         else:
             out.append(key)
     return out
 
 
-__all__ = ["OPENEVOLVE", "SHINKA", "PeerConfig", "find_config_file", "peer_kind",
+__all__ = ["OPENEVOLVE", "SHINKA", "PeerConfig", "Translation", "find_config_file", "peer_kind",
            "peer_layer", "peer_run_files", "read_peer_config", "read_peer_file", "translate"]

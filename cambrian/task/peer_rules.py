@@ -27,6 +27,8 @@ class Put:
     target: str | None  # a dotted Cambrian key; None: honoured as Cambrian works anyway
     value: Any = None
     shown: str | None = None  # how the report shows the value
+    # A part of the peer's value left out (a model of an unknown provider), for the report.
+    dropped: tuple[str, ...] = ()
 
 
 class Source:
@@ -172,12 +174,14 @@ def _openevolve_models(s: Source) -> list[Put]:
         if weight > 0:
             listed.append((llm["secondary_model"], weight, {}))
     entries = []
+    dropped = []
     for name, weight, own in listed:
         def setting(key: str, own: Mapping[str, Any] = own) -> Any:
             return own.get(key) if own.get(key) is not None else llm.get(key)
         entry = model_entry(name, setting("api_base"), setting("api_key"))
         if entry is None or weight <= 0:
-            return []  # one model Cambrian cannot call: keep Cambrian's models, say so
+            dropped.append(f"{name} (no provider Cambrian knows)")
+            continue
         entry["weight"] = weight
         if _number(setting("temperature")):
             entry["temperatures"] = [float(setting("temperature"))]
@@ -192,7 +196,7 @@ def _openevolve_models(s: Source) -> list[Put]:
         for index, entry in enumerate(entries):
             entry["name"] = f"{entry['model']}-{index + 1}"
     shown = ", ".join(f"{e['provider']}:{e['model']} x{e['weight']:g}" for e in entries)
-    return [Put("llm.models", entries, shown)]
+    return [Put("llm.models", entries, shown, tuple(f"llm model {d}" for d in dropped))]
 
 
 def _shinka_models(s: Source) -> list[Put]:
@@ -207,6 +211,7 @@ def _shinka_models(s: Source) -> list[Put]:
     if _number(temperatures):
         temperatures = [temperatures]
     entries = []
+    dropped = []
     for model in models:
         if not isinstance(model, str):
             return []
@@ -214,14 +219,17 @@ def _shinka_models(s: Source) -> list[Put]:
         entry = (model_entry(local.group(1), local.group(2)) if local
                  else model_entry(model, None))
         if entry is None:
-            return []
+            dropped.append(f"evo_config.llm_models {model} (no provider Cambrian knows)")
+            continue
         if isinstance(temperatures, list) and temperatures and all(map(_number, temperatures)):
             entry["temperatures"] = [float(t) for t in temperatures]
         if isinstance(kwargs.get("max_tokens"), int) and kwargs["max_tokens"] > 0:
             entry["max_tokens"] = kwargs["max_tokens"]
         entries.append(entry)
+    if not entries:
+        return []
     shown = ", ".join(f"{e['provider']}:{e['model']}" for e in entries)
-    return [Put("llm.models", entries, shown)]
+    return [Put("llm.models", entries, shown, tuple(dropped))]
 
 
 # --------------------------------------------------------------------------- OpenEvolve
@@ -278,8 +286,9 @@ OPENEVOLVE_RULES: tuple[Rule, ...] = (
          "timeout; `api_base` of an OpenAI-compatible server becomes `base_url` (provider "
          "`openai`), else the provider follows the name (`gpt-*`/`o*` OpenAI, `claude-*` "
          "Anthropic, `gemini-*` Gemini); `api_key: ${VAR}` becomes `api_key_env: VAR`, "
-         "else the provider's usual variable. A model of an unknown provider keeps "
-         "Cambrian's own models (the keys are then listed as ignored)", _openevolve_models),
+         "else the provider's usual variable. A model of an unknown provider is left out "
+         "and named in the report (none known: Cambrian's own models stay)",
+         _openevolve_models),
     _timeout("evaluator.timeout"),
     Rule(("evaluator.cascade_evaluation",), "`evaluation.cascade` (`on`/`off`)", _cascade),
     Rule(("evaluator.cascade_thresholds",), "`evaluation.cascade_thresholds`", _thresholds),
@@ -387,7 +396,8 @@ SHINKA_RULES: tuple[Rule, ...] = (
          "OpenAI, `claude-*` Anthropic, `gemini-*` Gemini, `local-NAME-URL` an "
          "OpenAI-compatible server at URL) with the provider's usual key variable; "
          "`llm_kwargs.temperatures` and `max_tokens` go to every entry. A model of an "
-         "unknown provider (`bedrock/...`) keeps Cambrian's own models", _shinka_models),
+         "unknown provider (`bedrock/...`) is left out and named in the report (none "
+         "known: Cambrian's own models stay)", _shinka_models),
     Rule(("evo_config.llm_dynamic_selection", "evo_config.llm_dynamic_selection_kwargs"),
          "`llm.selection` (`ucb1`; none: `fixed`) and `llm.exploration` "
          "(`exploration_coef`)", _dynamic_selection),

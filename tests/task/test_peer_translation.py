@@ -92,6 +92,16 @@ def test_a_model_of_an_unknown_provider_keeps_cambrians_models(tmp_path: Path):
     assert "llm.*" in peer_config(folder(tmp_path / "b", data)).note
 
 
+def test_only_the_models_of_an_unknown_provider_are_left_out(tmp_path: Path):
+    data = {"max_iterations": 2, "llm": {"primary_model": "mystery-model",
+                                         "secondary_model": "claude-sonnet-4",
+                                         "secondary_model_weight": 0.5}}
+    model, = resolve_config(folder(tmp_path, data)).llm.models
+    assert (model.provider, model.weight) == ("anthropic", 0.5)
+    ignored = peer_config(folder(tmp_path / "b", data)).note.split("; ignored: ")[1]
+    assert "llm model mystery-model (no provider Cambrian knows)" in ignored
+
+
 def shinka_script(tmp_path: Path) -> Path:
     return Path(shutil.copytree(PEERS / "shinka_script", tmp_path / "shinka_script"))
 
@@ -110,10 +120,15 @@ def test_shinka_run_script_is_read_without_running_it(tmp_path: Path):
     note = peer_config(root).note
     assert note.startswith("run_evo.py is ShinkaEvolve's config: used evo_config.task_sys_msg")
     ignored = note.split("; ignored: ")[1]
-    # A bedrock model has no provider here: Cambrian's models stay, and the report says so.
-    assert "evo_config.llm_models" in ignored
+    # A bedrock model has no provider here: it is left out, and the report says so.
+    assert ("evo_config.llm_models bedrock/us.anthropic.claude-sonnet-4-20250514-v1:0 "
+            "(no provider Cambrian knows)") in ignored
     assert "evo_config.results_dir (not readable without running it)" in ignored
-    assert [m.provider for m in config.llm.models] == ["local"]
+    # The partly used section's other keys are each named.
+    assert "evo_config.job_type" in ignored and "evo_config.embedding_model" in ignored
+    model, = config.llm.models
+    assert (model.provider, model.model, model.temperatures, model.max_tokens) == (
+        "gemini", "gemini-2.5-flash", [0.0, 0.5, 1.0], 32768)
     task = load_task(root, config)
     assert task.description == config.task.description and task.problem_statement is None
     assert task.notes == (note,)
