@@ -8,7 +8,14 @@ planted slack) for a number of LLM calls and prints, per task and seed:
   code's structure, a few statements ("minor") or only numbers, and wall time.
 
   .venv/bin/python benchmarks/discovery.py [--tasks circle_packing,function_minimum,...]
-        [--calls 40] [--seeds 0,1] [--label NAME] [--set KEY=VALUE ...]
+        [--calls 40] [--seeds 0,1] [--label NAME] [--set KEY=VALUE ...] [--mode defaults]
+
+``--mode defaults`` (issue 31) runs what a user who brings a task folder gets: no hint of any
+kind. Each example's config keeps only its budgets and limits (``task``, ``evolution``,
+``evaluation``, ``judge``, ``budget``: no moves, intents, scores or operators), and two folders
+written in other frameworks' shapes join the four examples (``benchmarks/task_folders/``:
+OpenEvolve's circle packing with its plain ring start, and its function minimisation), copied
+as they are. The prepared folders live in LABEL/tasks/.
 
 Runs live in benchmarks/results/discovery/LABEL/TASK-sSEED; a run that exists is resumed until
 it has spent its calls (so a long benchmark continues in a later session), then analysed.
@@ -22,6 +29,7 @@ import ast
 import difflib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -30,6 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import mean
 from typing import Any
+
+import yaml
 
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
@@ -43,6 +53,13 @@ TASKS = {
     "tsp_tour": ROOT / "examples" / "tsp_tour",
     "heuristic_contest": ROOT / "examples" / "heuristic_contest",
 }
+PEER_TASKS = {
+    "openevolve_circle_packing": ROOT / "benchmarks" / "task_folders" / "openevolve_circle_packing",
+    "openevolve_function_minimization":
+        ROOT / "benchmarks" / "task_folders" / "openevolve_function_minimization",
+}
+DEFAULTS_TASKS = {**TASKS, **PEER_TASKS}
+KEPT_SECTIONS = ("task", "evolution", "evaluation", "judge", "budget")  # budgets and limits
 CHECKPOINTS = (10, 20, 40)
 MINOR_LINES = 3
 NUMBER = re.compile(r"(?<![A-Za-z_])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -255,6 +272,23 @@ def drive(task_dir: Path, run_dir: Path, calls: int, seed: int, model: str | Non
     return time.monotonic() - began
 
 
+def without_hints(task: str, out: Path) -> Path:
+    """A copy of the task folder whose config keeps only its budgets and limits (an example's),
+    or the folder as it is (one written in another framework's shape)."""
+    source = DEFAULTS_TASKS[task]
+    target = out / "tasks" / task
+    if target.exists():
+        return target
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    config = target / "config.yaml"
+    if task in TASKS and config.exists():
+        settings = yaml.safe_load(config.read_text()) or {}
+        kept = {key: value for key, value in settings.items() if key in KEPT_SECTIONS}
+        config.write_text("# The example's budgets and limits only (discovery --mode defaults)\n"
+                          + yaml.safe_dump(kept, sort_keys=False))
+    return target
+
+
 def fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.4g}"
 
@@ -281,8 +315,9 @@ def report(figures: list[RunFigures]) -> str:
     tasks = sorted({f.task for f in figures})
     lines.append("")
     lines.append("| task | seeds | initial | best after 10 / 20 / 40 calls | best | gain: LLM / "
-                 "cross / tune | evaluable / correct / improving calls | structural LLM step |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+                 "cross / tune | LLM share of the gain | LLM calls spent | evaluable / correct / "
+                 "improving proposals | structural LLM step |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for task in tasks:
         runs = [f for f in figures if f.task == task]
 
@@ -297,8 +332,12 @@ def report(figures: list[RunFigures]) -> str:
         rates = (f"{sum(r.calls_evaluable for r in runs)} / {sum(r.calls_correct for r in runs)}"
                  f" / {sum(r.calls_improving for r in runs)} of {calls}")
         structural = sum(r.structural_llm_step for r in runs)
+        total = sum(sum(r.gain_by_source.values()) for r in runs)
+        share = (f"{sum(r.gain_by_source['llm'] for r in runs) / total:.0%}" if total > 0
+                 else "no gain")
+        spent = " + ".join(str(r.llm_calls) for r in runs)
         lines.append(f"| {task} | {len(runs)} | {avg([r.initial for r in runs])} | {after} | "
-                     f"{avg([r.best for r in runs])} | {gains} | {rates} | "
+                     f"{avg([r.best for r in runs])} | {gains} | {share} | {spent} | {rates} | "
                      f"{structural}/{len(runs)} |")
     return "\n".join(lines)
 
@@ -306,7 +345,9 @@ def report(figures: list[RunFigures]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--tasks", default=None, help="default: the mode's tasks")
+    parser.add_argument("--mode", choices=("examples", "defaults"), default="examples",
+                        help="examples: the task folders as they are; defaults: no hints")
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--seeds", default="0")
     parser.add_argument("--label", default="default")
@@ -314,19 +355,24 @@ def main() -> None:
     parser.add_argument("--set", dest="settings", action="append", default=[],
                         metavar="KEY=VALUE", help="a setting for every run (repeatable)")
     parser.add_argument("--analyse-only", action="store_true")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "discovery",
+                        help="the folder LABEL is made in")
     args = parser.parse_args()
-    out = ROOT / "benchmarks" / "results" / "discovery" / args.label
+    out = args.out / args.label
     out.mkdir(parents=True, exist_ok=True)
     timings_path = out / "wall_seconds.json"
     timings: dict[str, float] = json.loads(timings_path.read_text()) if timings_path.exists() else {}
     figures = []
-    for task in args.tasks.split(","):
+    tasks = args.tasks or ",".join(DEFAULTS_TASKS if args.mode == "defaults" else TASKS)
+    for task in tasks.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):
             name = f"{task}-s{seed}"
             run_dir = out / name
             if not args.analyse_only and spent_calls(run_dir) < args.calls:
+                folder = (without_hints(task, out) if args.mode == "defaults"
+                          else DEFAULTS_TASKS[task])
                 timings[name] = timings.get(name, 0.0) + drive(
-                    TASKS[task], run_dir, args.calls, seed, args.model, args.settings,
+                    folder, run_dir, args.calls, seed, args.model, args.settings,
                     out / f"{name}.log")
                 timings_path.write_text(json.dumps(timings, indent=1))
             if (run_dir / "run.sqlite").exists():
@@ -334,6 +380,7 @@ def main() -> None:
                 print(report(figures[-1:]).split("\n\n")[0], flush=True)
     print()
     print(report(figures))
+    (out / "table.md").write_text(report(figures).split("\n\n")[-1] + "\n")
     (out / "summary.json").write_text(json.dumps(
         [{**asdict(f), "structural_llm_step": f.structural_llm_step} for f in figures],
         indent=1))

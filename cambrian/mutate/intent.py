@@ -100,3 +100,9 @@ class MutationIntent:
     def check_options(self, tags: dict[str, Any]) -> dict[str, Any]:
         """Keyword options of the child checks (``candidate_checks.child_from_reply``)."""
         return {}
+
+    def prepares(self, notes: dict[str, Any]) -> bool:
+        """Whether a correct child with these notes only prepares a later proposal's gain (the
+        improvement step's score: it changes nothing until a move is written), so the intent
+        bandit waits for that proposal instead of counting this one as no gain."""
+        return False

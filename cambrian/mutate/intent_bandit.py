@@ -7,8 +7,9 @@ bold gains). An intent's reward is the gain of the child its proposal made; a re
 not be used is a pull with no gain, so an intent a model cannot carry out fades. UCB1 picks
 one arm; the schedule needs weights to mix with its phase shares and a search phase's mix, so an
 arm's factor is ``floor + mean reward + exploration * sqrt(2 ln(N + 2) / (n + 1))`` (N pulls on
-the island, n of the arm): an arm nobody tried gets the largest bonus, an arm that paid keeps
-its share, and ``floor`` keeps every arm alive.
+the island, n of the arm). An arm nobody tried is taken to be as good as the best reward
+(mean 1: UCB1's "try every arm once", softened into a weight), so every intent gets its early
+tries; an arm that paid keeps its share, and ``floor`` keeps every arm alive.
 
 ``snapshot`` says, per island, each arm's share of the pulls, its mean gain per pull (raw, in
 the task's fitness) and its pulls, which the schedule records as typed events for ``status``.
@@ -20,6 +21,8 @@ import math
 from typing import Any
 
 from cambrian.llm.bandit import ArmStats, UCB1Bandit
+
+OPTIMISTIC_MEAN = 1.0  # an untried arm's assumed reward: the largest a transformed gain has
 
 
 class IntentBandit:
@@ -61,7 +64,7 @@ class IntentBandit:
         stats = bandit.stats.get(arm)
         n = stats.completed if stats is not None else 0
         total = self.pulls(island)
-        mean = bandit.mean_reward(arm) if stats is not None else 0.0
+        mean = bandit.mean_reward(arm) if n else OPTIMISTIC_MEAN
         return self.floor + mean + self.exploration * math.sqrt(
             2.0 * math.log(total + 2) / (n + 1))
 

@@ -183,6 +183,8 @@ class MutationSchedule:
         name = child.notes.get("intent")
         if name not in self.history or self.store is None:
             return
+        if child.status is CandidateStatus.CORRECT and INTENTS.get(name).prepares(child.notes):
+            return  # counted with the proposal it prepares (the step's move)
         parent_score = None
         if child.parent_id is not None:
             parent = self.store.candidates.get(child.parent_id)
@@ -206,8 +208,11 @@ class MutationSchedule:
         for child_id, parent_id, status, score, name, evaluated_at in (
                 self.store.candidates.intent_outcomes()):
             if name in self.history:
+                child = self.store.candidates.get(child_id)
+                if status is CandidateStatus.CORRECT and INTENTS.get(name).prepares(child.notes):
+                    continue
                 parent_score = scores.get(parent_id) if parent_id is not None else None
-                island = self.store.candidates.get(child_id).island or 0
+                island = child.island or 0
                 outcomes.append((evaluated_at, name,
                                  _improved(status, score, parent_score, self.objective),
                                  self._gain(status, score, parent_score, initial), island))

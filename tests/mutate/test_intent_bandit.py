@@ -15,6 +15,7 @@ from cambrian.config import MutationConfig
 from cambrian.meta.move_menu import moves_grammar, parse_moves
 from cambrian.mutate.intent_bandit import IntentBandit
 from cambrian.mutate.schedule import MutationSchedule
+from cambrian.mutate.step.intent import IMPROVE_STEP
 from cambrian.mutate.step.python import scaffold
 from cambrian.mutate.step.score_check import (
     MARKER,
@@ -59,6 +60,15 @@ def test_the_schedule_follows_the_gains_per_island():
     rng = np.random.default_rng(3)
     picks = Counter(schedule.choose(rng, 100, True, island=1).name for _ in range(600))
     assert picks["improve_step"] > 2 * picks["tuning"]
+
+
+def test_an_untried_intent_is_optimistic_and_a_step_score_waits_for_its_move():
+    bandit = IntentBandit(["a", "b"], exploration=0.5, floor=0.1)
+    bandit.record(0, "a", 0.0)
+    assert bandit.factor(0, "b") > bandit.factor(0, "a") + 1.0 - 1e-9  # mean 1 until tried
+    # A correct child that wrote the step's score changes nothing yet: not a pull of its own.
+    assert IMPROVE_STEP.prepares({"focus_function": "score_solve_tour"})
+    assert not IMPROVE_STEP.prepares({"focus_function": "change_solve_tour"})
 
 
 def test_moves_are_parsed_from_a_small_models_reply():

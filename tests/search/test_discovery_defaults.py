@@ -126,9 +126,16 @@ def test_a_score_that_agrees_with_the_evaluator_is_kept_and_the_derived_moves_pa
         assert movers and all(r.notes["strategy"] in derived[0].moves for r in movers)
         best = store.candidates.best(MAXIMIZE)
         assert best.score > -0.8 and best.notes.get("focus_function") == "change_build"
+        # The bandit counts the moves' gains; a score child only prepares them.
         snapshots = store.events.of_type(IntentBanditSnapshot)
-        assert snapshots and snapshots[-1].pulls_by_arm["improve_step"] >= 5
-        assert snapshots[-1].gain_per_pull["improve_step"] > 0
+        counted = [r for r in children if r.status.evaluated and not (
+            r.status == "correct" and r.notes["focus_function"] == "score_build")
+            or r.notes.get("reply_refused")]
+        latest = {snapshot.island: snapshot for snapshot in snapshots}
+        # (a snapshot every 5 pulls of an island: each island's latest lags by at most 4)
+        pulls = sum(s.pulls for s in latest.values())
+        assert len(counted) - 4 * len(latest) <= pulls <= len(counted)
+        assert any(s.gain_per_pull["improve_step"] > 0 for s in latest.values())
         status = run_status(store)
         assert status.intent_bandit[-1].shares == {"improve_step": 1.0}
         assert status.derived_moves is not None and status.score_checks

@@ -16,7 +16,7 @@ from cambrian.core.status import CandidateStatus
 from cambrian.lang.language import Language
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.intent import IntentServices, MutationIntent, PreparedIntent
-from cambrian.mutate.step.python import Scaffold
+from cambrian.mutate.step.python import SCORE_PREFIX, Scaffold
 from cambrian.mutate.step.wiring import scaffold, step_instruction
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import STEP_MOVES
@@ -76,6 +76,9 @@ class StepIntent(MutationIntent):
 
     def check_options(self, tags: dict[str, Any]) -> dict[str, Any]:
         return {"step_function": tags.get(FOCUS_NOTE)}
+
+    def prepares(self, notes: dict[str, Any]) -> bool:
+        return str(notes.get(FOCUS_NOTE, "")).startswith(SCORE_PREFIX)
 
 
 IMPROVE_STEP = StepIntent(
