@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -110,6 +111,23 @@ def stats_command(
     console.print(cycles)
 
 
+def _strategy_sections(run_dir: Path) -> list[dict[str, Any]]:
+    """The search phases and strategy niches of a Cambrian run folder (none for other traces
+    or a store this version cannot read)."""
+    from cambrian.search.strategy_report import strategy_sections
+    from cambrian.store.database import STORE_FILENAME
+    from cambrian.store.store import Store, StoreError
+
+    path = run_dir / STORE_FILENAME
+    if not path.is_file():
+        return []
+    try:
+        with Store.open(path, read_only=True) as store:
+            return strategy_sections(store)
+    except StoreError:
+        return []
+
+
 def report_command(
     run_dir: Path = typer.Argument(..., help="A run directory (or any readable trace)"),
     out: Path | None = typer.Option(None, "--out", "-o",
@@ -121,7 +139,7 @@ def report_command(
 
     target = out if out is not None else run_dir / "report.html"
     try:
-        written = write_report(run_dir, target)
+        written = write_report(run_dir, target, extra_sections=_strategy_sections(run_dir))
     except (FileNotFoundError, UnknownTraceFormat) as exc:
         _fail(str(exc))
     console.print(f"Report written to {written}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,10 @@ def _cycling_table(cycling: CyclingReport) -> Part:
     return _grid(head, [row("lineage", cycling.lineage), row("run", cycling.run)])
 
 
-def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
+def render_report(trace: Trace, extras_dir: Path | None = None,
+                  extra_sections: Sequence[dict[str, Any]] = ()) -> str:
+    """The report's HTML; ``extra_sections`` (in the template's section format) come last:
+    views the caller builds from layers above this one, such as the search phases."""
     static = analyse_static(trace)
     cycling = analyse_cycling(trace)
     if extras_dir is None and trace.origin is not None:
@@ -166,6 +170,7 @@ def render_report(trace: Trace, extras_dir: Path | None = None) -> str:
     files = files_section(trace)  # programs of several files
     if files is not None:
         sections.append(files)
+    sections.extend(extra_sections)
     return _template().render(title=f"Cambrian run report — {trace.run.task}",
                               run_id=trace.run.id, sections=sections)
 
@@ -224,11 +229,12 @@ def _tuning_section(extras_dir: Path | None) -> dict[str, Any]:
 
 
 def write_report(source: Trace | str | Path, out_html: str | Path, *,
-                 extras_dir: str | Path | None = None) -> Path:
+                 extras_dir: str | Path | None = None,
+                 extra_sections: Sequence[dict[str, Any]] = ()) -> Path:
     """Write the HTML report of a run dir, any readable trace location, or an in-memory trace."""
     trace = source if isinstance(source, Trace) else load_trace(source)
     out = Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(trace, Path(extras_dir) if extras_dir else None),
-                   encoding="utf-8")
+    out.write_text(render_report(trace, Path(extras_dir) if extras_dir else None,
+                                 extra_sections), encoding="utf-8")
     return out

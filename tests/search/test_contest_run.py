@@ -1,8 +1,8 @@
 """``cambrian run --search contest`` end to end with the scripted model answering mutation,
 tagging and reflection prompts, on a task of two sub-problems: the strategy niches, the search
 phases, a reflection, sub-problem steering and a combination by the task's combiner are all
-stored, and ``cambrian status`` and the web UI's overview show them; a resume goes on in the
-phase it was in."""
+stored, and ``cambrian status``, the report and the web UI's overview show them; a resume goes on
+in the phase it was in."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def test_contest_search_shows_niches_phases_reflection_and_subproblems(tmp_path:
                          "--search", "contest", *sets)
         assert first.returncode == 0, first.stderr[-3000:]
         status = cambrian("status", str(run_dir))
+        report = cambrian("report", str(run_dir), "-o", str(tmp_path / "report.html"))
         resumed = cambrian("resume", str(run_dir), "-g", "16", "-q")
         assert resumed.returncode == 0, resumed.stderr[-3000:]
 
@@ -54,6 +55,11 @@ def test_contest_search_shows_niches_phases_reflection_and_subproblems(tmp_path:
     assert status.returncode == 0, status.stderr
     for shown in ("search phases", "exploration", "strategy niches", "self-reflection"):
         assert shown in status.stdout, shown
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "report.html").read_text()
+    for shown in ("Search phases", "exploration", "Strategy niches", "local search",
+                  "Self-reflections", "combined by combiner"):
+        assert shown in html, shown
     panels = overview_panels(store, run_row(store, "run", run_dir, "cambrian"))
     assert [span["phase"] for span in panels.phases] == phases
     assert panels.niches and panels.reflections and panels.niche_shares["shares"]
