@@ -669,6 +669,18 @@ class EvaluationConfig(StrictModel):
         default_factory=lambda: [0.5, 0.75, 0.9],
         description="Scores a cascade stage must reach for the next stage to run.",
     )
+    llm_feedback_weight: float = Field(
+        0.0, ge=0, le=1,
+        description="Share of a correct program's score that an LLM's rating of its code "
+                    "quality (0 to 1) takes: score = (1 - w) * the evaluator's score + w * "
+                    "the rating, both kept as metrics (evaluator_score, llm_quality). 0: no "
+                    "rating call. OpenEvolve's evaluator.use_llm_feedback/llm_feedback_weight.",
+    )
+    llm_feedback_model: str | None = Field(
+        None,
+        description="Label of the llm.models entry that rates code quality; default: the "
+                    "first model.",
+    )
 
     @field_validator("cascade", mode="before")
     @classmethod

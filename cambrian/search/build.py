@@ -65,6 +65,7 @@ from cambrian.search.phases import PhaseController
 from cambrian.search.preflight import Preflight
 from cambrian.search.prelude import FirstProgramHook
 from cambrian.search.proposals import ProposalSlots
+from cambrian.search.quality_rating import QualityRatedExecutor
 from cambrian.search.recycling import build_deletion_filter, parent_view
 from cambrian.search.registry import (
     check_database_keys,
@@ -195,6 +196,17 @@ def model_replicas(config: RunConfig, providers: dict[str, LLMProvider],
     return ModelReplicas.build(models, providers, executor, config.execution)
 
 
+def rated(executor: EvaluationExecutor, config: RunConfig, gateway: LLMGateway, task: Task,
+          objective: Objective) -> EvaluationExecutor:
+    """The children's executor: with ``evaluation.llm_feedback_weight``, a correct child's
+    score blended with an LLM's rating of its code quality (``quality_rating.py``)."""
+    weight = config.evaluation.llm_feedback_weight
+    if weight <= 0:
+        return executor
+    label = gateway.label(config.evaluation.llm_feedback_model, "evaluation.llm_feedback_model")
+    return QualityRatedExecutor(executor, gateway, label, weight, task.language.name, objective)
+
+
 def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
                     providers: dict[str, LLMProvider], evaluator: Any, *,
                     executor: EvaluationExecutor | None = None,
@@ -296,7 +308,8 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         if strategies is not None:
             strategies.add(brief_approaches(store))
 
-    queue = EvaluationQueue(ctx, executor, committer, hooks, EnvironmentWatch(ctx))
+    queue = EvaluationQueue(ctx, rated(executor, config, gateway, task, objective), committer,
+                            hooks, EnvironmentWatch(ctx))
     hooks.append(Preflight(ctx, queue))
     comprehension = ProblemComprehension(
         config.comprehension, task, gateway, recorder,

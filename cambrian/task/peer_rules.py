@@ -274,6 +274,17 @@ def _artifacts(s: Source) -> list[Put]:
     return [Put(None, shown="artifacts are always fed back")] if value is True else []
 
 
+def _llm_feedback(s: Source) -> list[Put]:
+    value = s.get("evaluator.use_llm_feedback")
+    if value is False:
+        return [Put(None, shown="off")]
+    if value is not True:
+        return []
+    weight = s.get("evaluator.llm_feedback_weight")
+    weight = float(weight) if _number(weight) else 0.1  # OpenEvolve's default
+    return [Put("evaluation.llm_feedback_weight", weight, f"{weight:g}")]
+
+
 OPENEVOLVE_RULES: tuple[Rule, ...] = (
     _int("max_iterations", "evolution.generations"),
     _int("random_seed", "evolution.seed"),
@@ -296,6 +307,11 @@ OPENEVOLVE_RULES: tuple[Rule, ...] = (
     _int("evaluator.memory_limit_mb", "evaluation.memory_limit_mb", 1),
     Rule(("evaluator.enable_artifacts",), "honoured: Cambrian always feeds an evaluator's "
          "artifacts back into the next prompt (`false` is listed as ignored)", _artifacts),
+    Rule(("evaluator.use_llm_feedback", "evaluator.llm_feedback_weight"),
+         "`evaluation.llm_feedback_weight` (OpenEvolve's default 0.1 when only "
+         "`use_llm_feedback: true`): an LLM rates each correct program's code quality from 0 "
+         "to 1 and the score becomes (1 - w) x the evaluator's score + w x the rating; both "
+         "stay in the metrics (`evaluator_score`, `llm_quality`)", _llm_feedback),
     _int("database.num_islands", "database.num_islands", 1),
     _int("database.migration_interval", "database.migration_interval", 1),
     _float("database.migration_rate", "database.migration_rate"),
@@ -450,9 +466,8 @@ OPENEVOLVE_IGNORED: dict[str, str] = {
     "max_tasks_per_child": "each evaluation runs in a fresh (or forked) process",
     "hierarchical": "no equivalent",
     "llm.system_message": "see `prompt.system_message`",
-    "llm.evaluator_models": "no LLM judge of code quality blended into the score",
-    "evaluator.use_llm_feedback": "as above: the evaluator's own score is the score",
-    "evaluator.llm_feedback_weight": "as above",
+    "llm.evaluator_models": "the rating model is `evaluation.llm_feedback_model` (default: "
+                            "the first of `llm.models`)",
     "llm.top_p": "not sent", "llm.retries": "`llm.retries.max_attempts`, Cambrian's own default",
     "llm.retry_delay": "as above", "llm.reasoning_effort": "not sent",
     "llm.random_seed": "not sent",
