@@ -10,35 +10,32 @@ from typing import Any
 import typer
 import yaml
 
+from cambrian.api.config_layers import config_layers
 from cambrian.api.runs import resolve_config
 from cambrian.cli.app import SetOption, console, fail
 from cambrian.cli.config_group import config_app
-from cambrian.config import ConfigError, read_config_file
+from cambrian.config import ConfigError
 from cambrian.config.provenance import DEFAULT, Layer, override_layers, provenance
-from cambrian.task.folder import peer_config, task_config_layer
-from cambrian.task.peer_configs import find_config_file, read_peer_config
-
-
-def _label(kind: str, path: Path, peer: str | None) -> str:
-    return f"{kind} {path}" + (f" ({peer}'s, translated)" if peer else "")
+from cambrian.task.folder import peer_config
+from cambrian.task.peer_configs import find_config_file
 
 
 def labeled_layers(task_dir: Path, config: Path | None, overrides: list[str]) -> list[Layer]:
-    """The layers `cambrian run TASK -c FILE --set ...` builds its configuration from, in
-    order, each with a label. A peer's file given with -c stands in for the folder's own peer
-    file, as in a run."""
-    layers: list[Layer] = []
-    given = read_peer_config(config, task_dir) if config is not None else None
+    """The layers `cambrian run TASK -c FILE --set ...` builds its configuration from
+    (``api/config_layers.py``: a peer's file given with -c stands in for the folder's own peer
+    file), in order, each with a label."""
+    built = config_layers(task_dir, config)
     own_file = find_config_file(task_dir)
     own_peer = peer_config(task_dir)
-    if own_file is not None and not (given is not None and own_peer is not None):
-        layers.append(Layer(_label("task config", own_file,
-                                   own_peer.peer if own_peer else None),
-                            task_config_layer(task_dir)))
+    labels = []
+    if config is None or len(built.layers) == 2:
+        own = f"task config {own_file}" if own_file is not None else "task config (none)"
+        labels.append(own + (f" ({own_peer.peer}'s, translated)" if own_peer else ""))
     if config is not None:
-        layers.append(Layer(_label("file", config, given.peer if given else None),
-                            given.layer if given is not None else read_config_file(config)))
-    return [*layers, *override_layers(overrides)]
+        peer = built.given_peer
+        labels.append(f"file {config}" + (f" ({peer.peer}'s, translated)" if peer else ""))
+    return [*(Layer(label, layer) for label, layer in zip(labels, built.layers, strict=True)),
+            *override_layers(overrides)]
 
 
 def _shown(value: Any) -> str:
