@@ -7,7 +7,9 @@ this script. What can be read without running it is read: literals, names bound 
 earlier in the module (``search_task_sys_msg = \"\"\"...\"\"\"``), ``dict(...)`` and ``**``
 unpacking of them, ``if``/``elif`` chains whose test compares such names with literals
 (``strategy = "weighted"; if strategy == "weighted": parent_config = dict(...)``), string
-concatenation and ``.strip()``. A value that needs the script to run (a call, an environment
+concatenation and ``.strip()``, and keys set one by one on a mapping the script reads from
+elsewhere (``cfg = yaml.safe_load(...); cfg["task_sys_msg"] = MSG; EvolutionConfig(**cfg)``:
+``task_sys_msg`` is read, the rest is named as not readable). A value that needs the script to run (a call, an environment
 variable, a computed path) is named as not readable, never guessed.
 
 The result has the shape of ShinkaEvolve's YAML run files (``evo_config``, ``db_config``,
@@ -48,6 +50,11 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+
+
+class _Partial(dict):  # type: ignore[type-arg]
+    """What is known of a mapping only the script could build: the keys set on it one by one
+    (``evo_cfg_dict["task_sys_msg"] = LEAN_MATH_SYS_MSG`` on a dict read from a YAML file)."""
 
 
 @dataclass
@@ -106,13 +113,21 @@ class _Reader:
             if isinstance(test, bool):
                 self.block(node.body if test else node.orelse, env)
 
-    @staticmethod
-    def bind(target: ast.expr, value: Any, env: dict[str, Any]) -> None:
+    def bind(self, target: ast.expr, value: Any, env: dict[str, Any]) -> None:
         if isinstance(target, ast.Name):
             if value is UNKNOWN:
                 env.pop(target.id, None)
             else:
                 env[target.id] = value
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            key = self.value(target.slice, env)
+            if not isinstance(key, str) or value is UNKNOWN:
+                return
+            base = env.get(target.value.id)
+            updated = (type(base)(base) if isinstance(base, dict)  # a copy: values are shared
+                       else _Partial())
+            updated[key] = value
+            env[target.value.id] = updated
 
     def value(self, node: ast.expr, env: dict[str, Any]) -> Any:  # noqa: PLR0911, PLR0912
         if isinstance(node, ast.Constant):
@@ -191,8 +206,10 @@ class _Reader:
         if name in SECTIONS:
             section = SECTIONS[name]
             self.script.data.setdefault(section, {}).update(known)
-            self.script.unreadable.extend(f"{section}.{key}" for key in unknown
-                                          if f"{section}.{key}" not in self.script.unreadable)
+            for key in unknown:
+                label = f"the rest of {section}" if key == "**" else f"{section}.{key}"
+                if label not in self.script.unreadable:
+                    self.script.unreadable.append(label)
             return known
         if name in RUNNER_CALLS:
             for key, value in known.items():
@@ -210,8 +227,8 @@ class _Reader:
             if keyword.arg is None:
                 if isinstance(value, dict):
                     known.update(value)
-                else:
-                    unknown.append("**")
+                if not isinstance(value, dict) or isinstance(value, _Partial):
+                    unknown.append("**")  # (some of) the mapping is the script's to build
             elif value is UNKNOWN:
                 unknown.append(keyword.arg)
             else:

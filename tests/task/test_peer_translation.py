@@ -166,3 +166,48 @@ def test_shinka_local_server_models(tmp_path: Path):
     model, = resolve_config(root).llm.models
     assert (model.provider, model.model, model.base_url) == (
         "openai", "qwen2.5-coder", "http://localhost:11434/v1")
+
+
+# ShinkaEvolve's lean_math shape: run_evo.py reads shinka_small.yaml itself and sets the task
+# prompt on the mapping it read, inside main().
+LEAN_SCRIPT = '''
+import argparse, os, yaml
+from shinka.core import ShinkaEvolveRunner, EvolutionConfig
+from shinka.database import DatabaseConfig
+from shinka.launch import LocalJobConfig
+
+SYS_MSG = """\\
+You are an expert in counters. \\
+Raise VALUE."""
+
+
+def main(config_path):
+    task_dir = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(task_dir, config_path)) as f:
+        config = yaml.safe_load(f)
+    evo_cfg_dict = config["evo_config"]
+    evo_cfg_dict["task_sys_msg"] = SYS_MSG
+    evo_config = EvolutionConfig(**evo_cfg_dict)
+    job_config = LocalJobConfig(eval_program_path=os.path.join(task_dir, "evaluate.py"))
+    runner = ShinkaEvolveRunner(evo_config=evo_config, job_config=job_config,
+                                max_evaluation_jobs=config.get("max_evaluation_jobs", 1))
+    runner.run()
+
+
+if __name__ == "__main__":
+    main(argparse.ArgumentParser().parse_args().config_path)
+'''
+
+
+def test_a_prompt_set_on_a_mapping_the_script_reads_is_taken(tmp_path: Path):
+    root = folder(tmp_path, {"evo_config": {"num_generations": 30, "language": "python"},
+                             "db_config": {"num_islands": 2}}, name="shinka_small.yaml")
+    (root / "run_evo.py").write_text(LEAN_SCRIPT)
+    config = resolve_config(root)
+    assert config.task.description == "You are an expert in counters. Raise VALUE."
+    assert config.evolution.generations == 30
+    note = peer_config(root).note
+    assert note.startswith("shinka_small.yaml + run_evo.py are ShinkaEvolve's config")
+    ignored = note.split("; ignored: ")[1]
+    assert "the rest of evo_config (not readable without running it)" in ignored
+    assert "job_config.eval_program_path (not readable without running it)" in ignored
