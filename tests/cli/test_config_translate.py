@@ -94,3 +94,20 @@ def test_config_translate_prints_and_refuses_a_cambrian_config(tmp_path: Path):
     refused = CliRunner().invoke(app, ["config", "translate", str(own)])
     assert refused.exit_code == 2
     assert "not an OpenEvolve or ShinkaEvolve config" in refused.output
+
+
+def test_a_run_evo_task_prompt_reaches_the_models_system_message(tmp_path: Path):
+    """ShinkaEvolve's circle packing keeps "the best known result" only in run_evo.py: the
+    prompt Cambrian sends carries it, and the evaluator's docstring is no statement beside it."""
+    root = Path(shutil.copytree(PEERS / "shinka_script", tmp_path / "shinka_script"))
+    with ScriptedLLM(lambda messages, index: "no change") as llm:
+        evolution = start(root, run_dir=tmp_path / "run", overrides=[
+            "llm.models=[" + json.dumps(llm.model_config()) + "]", *QUIET,
+            "evolution.generations=1", "mutation.derive_moves=false"])
+        try:
+            asyncio.run(evolution.run())
+        finally:
+            evolution.store.close()
+    system = next(m["content"] for m in llm.requests[0] if m["role"] == "system")
+    assert "## Task\nYou are an expert in simple sums. The best known result for the sum" in system
+    assert "## Problem statement" not in system
