@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from cambrian.config import ConfigError, build_config, stored_form
+from cambrian.config.extras import fit_defaults_to_installed
 from cambrian.task.folder import EVALUATOR_NAMES, TaskError, load_task, task_config_layer
 from cambrian.trace.model import EnvironmentRecord, Trace
 
@@ -63,7 +64,7 @@ def make_resumable(trace: Trace, task_dir: Path | None) -> Trace:
         config = {"evolution": {"generations": children}}
         return replace(trace, run=replace(trace.run, config=config))
     try:
-        resolved = build_config([task_config_layer(folder)])
+        resolved = fit_defaults_to_installed(build_config([task_config_layer(folder)]))
         task = load_task(folder, resolved)
     except (ConfigError, TaskError) as exc:
         raise NotResumable(f"the task folder {folder} cannot be used: {exc}") from None
