@@ -139,6 +139,28 @@ class Embeddings:
             (model,))
         return [(int(c), int(i), np.frombuffer(v, dtype=np.float32)) for c, i, v in rows]
 
+    def table(self, model: str) -> tuple[list[int], list[int], np.ndarray]:
+        """(candidate ids, islands, (rows, dim) float32 matrix) of every program embedded with
+        ``model``, in id order; the matrix is filled row by row, never held twice."""
+        count = int(self._db.one("SELECT COUNT(*) FROM embeddings WHERE model=?", (model,)) or 0)
+        ids: list[int] = []
+        islands: list[int] = []
+        matrix: np.ndarray | None = None
+        rows = self._db.execute(
+            "SELECT e.candidate_id, COALESCE(c.island, 0), e.vector FROM embeddings e "
+            "JOIN candidates c ON c.id = e.candidate_id WHERE e.model=? ORDER BY e.candidate_id",
+            (model,))
+        for candidate_id, island, blob in rows:
+            vector = np.frombuffer(blob, dtype=np.float32)
+            if matrix is None:
+                matrix = np.empty((count, vector.shape[0]), dtype=np.float32)
+            matrix[len(ids)] = vector
+            ids.append(int(candidate_id))
+            islands.append(int(island))
+        if matrix is None:
+            return [], [], np.zeros((0, 0), dtype=np.float32)
+        return ids, islands, matrix[: len(ids)]
+
     def ids(self) -> list[int]:
         return [int(c) for (c,) in self._db.execute(
             "SELECT candidate_id FROM embeddings ORDER BY candidate_id")]

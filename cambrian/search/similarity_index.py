@@ -1,0 +1,165 @@
+"""The novelty filter's index: unit vectors per island with their candidate ids, and the nearest
+program to a proposal's embedding.
+
+Up to ``EXACT_ROWS`` vectors an island is scanned exactly (one float32 matrix-vector product).
+Past that the scan is bound by memory bandwidth (a million 384-d vectors are 1.5 GB, read for
+every lookup), and the filter only needs the programs above its threshold: each vector also has
+a 256-bit sign signature (which side of 256 fixed random hyperplanes it lies on), two vectors at
+angle θ differ in each bit with probability θ/π, so a lookup counts the differing bits against
+every stored signature (32 bytes a vector), keeps the rows within a bound and ranks those
+exactly. The bound is where the binomial tail at the threshold's angle falls under 1e-9, so a
+program at the threshold is missed with that probability, one above it with less (a near-copy,
+far above it, never in practice), while unrelated vectors (128 bits apart on average) are left
+out. A threshold too low for the bound to set them apart (below about 0.8) scans exactly at any
+size.
+
+With the signature scan, a lookup that finds nothing within the bound answers None: no program
+is above the threshold (the nearest one's similarity is then not known).
+``benchmarks/nn_alternatives.py`` and ``benchmarks/overhead.py`` measure both scans.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+__all__ = ["EXACT_ROWS", "SIGNATURE_BITS", "SimilarityIndex"]
+
+EXACT_ROWS = 65_536  # an island up to this size is scanned exactly
+SIGNATURE_BITS = 256
+_WORDS = SIGNATURE_BITS // 64
+MISS = 1e-9  # the chance that a vector at the threshold lies past the bound
+_SEPARABLE = 100  # a bound past this (unrelated vectors differ in 128 +- 8 bits) scans exactly
+
+
+@functools.lru_cache(maxsize=64)
+def bits_bound(threshold: float) -> int | None:
+    """The most differing bits a vector at ``threshold`` cosine or above has, bar a chance under
+    ``MISS`` (the binomial tail at the threshold's angle); None when the threshold is too low
+    for signatures to set unrelated vectors apart."""
+    share = math.acos(max(-1.0, min(1.0, threshold))) / math.pi
+    if share <= 0.0:
+        return 0
+    tail = 1.0
+    for bits in range(SIGNATURE_BITS + 1):
+        tail -= math.comb(SIGNATURE_BITS, bits) * share**bits * (1 - share) ** (
+            SIGNATURE_BITS - bits)
+        if tail < MISS:
+            return bits if bits <= _SEPARABLE else None
+    return None
+
+
+class _Island:
+    """One island's rows: float32 vectors, their signatures (one column per 64-bit word, so a
+    lookup streams each column once) and candidate ids."""
+
+    def __init__(self, dim: int, capacity: int = 16) -> None:
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self.words = [np.zeros(capacity, dtype=np.uint64) for _ in range(_WORDS)]
+        self.ids: list[int] = []
+
+    def reserve(self, rows: int) -> None:
+        if rows <= self.vectors.shape[0]:
+            return
+        capacity = max(rows, self.vectors.shape[0] + self.vectors.shape[0] // 4 + 16)
+        grown = np.zeros((capacity, self.vectors.shape[1]), dtype=np.float32)
+        grown[: len(self.ids)] = self.vectors[: len(self.ids)]
+        self.vectors = grown
+        for word, column in enumerate(self.words):
+            wider = np.zeros(capacity, dtype=np.uint64)
+            wider[: len(self.ids)] = column[: len(self.ids)]
+            self.words[word] = wider
+
+
+class SimilarityIndex:
+    """Unit vectors per island with their candidate ids (a program may sit on several islands)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._islands: dict[int, _Island] = {}
+        self._members: dict[int, set[int]] = {}
+        self._home: dict[int, tuple[int, int]] = {}  # candidate -> (island, row) of its vector
+        self._planes: np.ndarray | None = None
+        self._seed = seed
+
+    # ------------------------------------------------------------------ signatures
+
+    def _signatures(self, vectors: np.ndarray) -> np.ndarray:
+        """(rows, 4) uint64 sign signatures of (rows, dim) vectors."""
+        if self._planes is None:  # fixed per index: the same hyperplanes for every vector
+            rng = np.random.default_rng(self._seed)
+            self._planes = rng.standard_normal((vectors.shape[1], SIGNATURE_BITS)).astype(
+                np.float32)
+        bits = (vectors @ self._planes) > 0
+        return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+
+    # ------------------------------------------------------------------ adding
+
+    def add(self, island: int, candidate_id: int, vector: np.ndarray) -> None:
+        self.add_many(island, [candidate_id], np.asarray(vector, dtype=np.float32)[None, :])
+
+    def add_many(self, island: int, candidate_ids: list[int], vectors: np.ndarray) -> None:
+        """Rows in order; a candidate already on the island is skipped."""
+        members = self._members.setdefault(island, set())
+        keep = [row for row, cid in enumerate(candidate_ids) if cid not in members]
+        if not keep:
+            return
+        if len(keep) < len(candidate_ids):
+            candidate_ids = [candidate_ids[row] for row in keep]
+            vectors = vectors[keep]
+        vectors = np.asarray(vectors, dtype=np.float32)
+        rows = self._islands.get(island)
+        if rows is None:
+            rows = self._islands[island] = _Island(vectors.shape[1], max(16, len(keep)))
+        start = len(rows.ids)
+        rows.reserve(start + len(candidate_ids))
+        end = start + len(candidate_ids)
+        rows.vectors[start:end] = vectors
+        signatures = self._signatures(vectors)
+        for word, column in enumerate(rows.words):
+            column[start:end] = signatures[:, word]
+        for offset, candidate_id in enumerate(candidate_ids):
+            self._home.setdefault(candidate_id, (island, start + offset))
+        rows.ids.extend(candidate_ids)
+        members.update(candidate_ids)
+
+    # ------------------------------------------------------------------ reading
+
+    def vector(self, candidate_id: int) -> np.ndarray | None:
+        home = self._home.get(candidate_id)
+        return None if home is None else self._islands[home[0]].vectors[home[1]]
+
+    def contains(self, island: int, candidate_id: int) -> bool:
+        return candidate_id in self._members.get(island, ())
+
+    def islands(self) -> list[int]:
+        return sorted(island for island, rows in self._islands.items() if rows.ids)
+
+    def nearest(self, island: int, vector: np.ndarray,
+                at_least: float | None = None) -> tuple[float, int] | None:
+        """(cosine, candidate id) of the island's nearest vector. ``at_least``: only a vector at
+        that cosine or above matters to the caller; on a large island the signature scan then
+        answers None when there is none."""
+        rows = self._islands.get(island)
+        if rows is None or not rows.ids:
+            return None
+        count = len(rows.ids)
+        bound = None if at_least is None else bits_bound(at_least)
+        if count <= EXACT_ROWS or bound is None:
+            similarities = rows.vectors[:count] @ vector
+            best = int(np.argmax(similarities))
+            return float(similarities[best]), rows.ids[best]
+        query = self._signatures(np.asarray(vector, dtype=np.float32)[None, :])[0]
+        differing = np.zeros(count, dtype=np.uint16)
+        for word, column in enumerate(rows.words):
+            differing += np.bitwise_count(column[:count] ^ query[word])
+        found = np.flatnonzero(differing <= bound)
+        if not len(found):
+            return None
+        similarities = rows.vectors[found] @ vector
+        best = int(np.argmax(similarities))
+        return float(similarities[best]), rows.ids[int(found[best])]
+
+    def __len__(self) -> int:
+        return sum(len(rows.ids) for rows in self._islands.values())
