@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
 from support.scripted_llm import ScriptedLLM
 from typer.testing import CliRunner
 
@@ -47,9 +48,10 @@ def shinka_code(extra: list[int]) -> str:
 
 
 def shinka_row(uid: str, generation: int, parent: str | None, extra: list[int], island: int,
-               correct: bool = True, **metadata: object) -> dict[str, object]:
+               correct: bool = True, kept_call: bool = True,
+               **metadata: object) -> dict[str, object]:
     score = 5.0 + sum(extra) if correct else 0.0
-    llm_result = None if parent is None else {
+    llm_result = None if parent is None or not kept_call else {
         "msg": f"Improve the program (gen {generation})", "system_msg": "You are an expert.",
         "model_name": "gpt-5-mini", "content": "```python\n...\n```", "kwargs": {},
         "input_tokens": 900, "output_tokens": 120, "cost": 0.002}
@@ -82,7 +84,8 @@ def shinka_run(tmp_path: Path) -> tuple[Path, Path]:
         island = index % 2
         correct = index != 5
         uid = f"child-{index}"
-        rows.append(shinka_row(uid, generation, parents[island], [index + 1], island, correct))
+        rows.append(shinka_row(uid, generation, parents[island], [index + 1], island, correct,
+                               kept_call=index % 4 != 2))  # two calls' messages not kept
         if correct:
             parents[island] = uid
     with sqlite3.connect(results / "programs.sqlite") as db:
@@ -132,6 +135,7 @@ def test_a_shinka_run_is_imported_with_its_counts_and_resumed(tmp_path: Path):
         rows = store.candidates.list()
     # ShinkaEvolve's counts: the island copy is no child, every child had one LLM call.
     assert status.generations == 10 and status.budget == 10 and status.llm_calls == 10
+    assert sum(m.cost_usd for m in status.models) == pytest.approx(10 * 0.002)
     assert status.best_score == 5.0 + 10 and status.initial_score == 5.0
     assert len(rows) == 11 and sum(r.status is CandidateStatus.INCORRECT for r in rows) == 1
     # A child of the copy on island 1 is a child of the initial program.

@@ -4,7 +4,8 @@ Shape read (ShinkaEvolve ``programs`` table): ``id, code, language, parent_id,
 archive_inspiration_ids, top_k_inspiration_ids, generation, timestamp, combined_score,
 public_metrics, private_metrics, text_feedback, correct, metadata, island_idx`` (JSON columns as
 text). ``metadata`` carries the patch type and name, the model, costs, the LLM call
-(``llm_result``: system message, user message, reply, tokens, cost) and the evaluator logs.
+(``llm_result``: system message, user message, reply, tokens, cost) and the evaluator logs; a
+child without ``llm_result`` still had its call, recorded from its model and ``api_costs``.
 Columns that a given ShinkaEvolve version lacks are simply skipped.
 """
 
@@ -102,7 +103,12 @@ def _program(row: dict[str, Any], aliases: dict[str, str]) -> tuple[
     correct = bool(row.get("correct"))
     score = finite_or_none(row.get("combined_score"))
     model = metadata.get("model_name") or (llm_result or {}).get("model_name")
-    context = _context(program_id, llm_result, row) if llm_result else None
+    if llm_result:
+        context: ContextRecord | None = _context(program_id, llm_result, row)
+    elif parent_id is not None:  # a child came from a call whose messages were not kept
+        context = _bare_context(program_id, metadata, row)
+    else:
+        context = None
     notes = {k: v for k, v in metadata.items() if k not in _MOVED_KEYS}
     if row.get("complexity") is not None:
         notes["complexity"] = finite_or_none(row.get("complexity"))
@@ -169,6 +175,19 @@ def _context(program_id: str, llm_result: dict[str, Any], row: dict[str, Any]) -
         cost_usd=finite_or_none(llm_result.get("cost")) or 0.0,
         created_at=float(row.get("timestamp") or 0.0),
     )
+
+
+def _bare_context(program_id: str, metadata: dict[str, Any],
+                  row: dict[str, Any]) -> ContextRecord:
+    """The call that proposed a child, from what ShinkaEvolve kept of it (model and cost)
+    when its messages were not kept: so the imported run counts the calls and the cost the
+    peer's own run made (a resumed run's budget includes them)."""
+    return ContextRecord(
+        id=f"{program_id}:llm", purpose="mutation",
+        model=str(metadata.get("model_name") or "unknown"), provider=FRAMEWORK,
+        messages=[], response_text=None,
+        cost_usd=finite_or_none(metadata.get("api_costs")) or 0.0,
+        error="", created_at=float(row.get("timestamp") or 0.0))
 
 
 def _edges(row: dict[str, Any], candidate: CandidateRecord,
