@@ -151,5 +151,9 @@ class Database:
         row = self._connection.execute(sql, params).fetchone()
         return row[0] if row else None
 
+    def function(self, name: str, arguments: int, implementation: Any) -> None:
+        """Make a deterministic Python function callable from this connection's SQL."""
+        self._connection.create_function(name, arguments, implementation, deterministic=True)
+
     def columns(self, table: str) -> list[str]:
         return [r[1] for r in self._connection.execute(f"PRAGMA table_info({table})")]

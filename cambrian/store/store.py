@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
+from cambrian.store.browse import Browse
 from cambrian.store.candidates import Candidates
 from cambrian.store.contexts import Contexts
 from cambrian.store.database import STORE_FILENAME, Database, StoreError
@@ -27,6 +28,7 @@ from cambrian.store.kv import Meta, SearchState
 from cambrian.store.labels import EditLabels
 from cambrian.store.lineage import Lineage
 from cambrian.store.outcomes import Outcomes
+from cambrian.store.plot_rows import PlotRows
 from cambrian.store.raw_rows import RawRows
 from cambrian.store.runs import Runs
 from cambrian.store.side_tables import (
@@ -61,6 +63,8 @@ class Store:
         self.labels = EditLabels(database)
         self.raw = RawRows(database)
         self.views = Views(database)  # aggregate reads for displays
+        self.browse = Browse(database)  # the program browser's pages
+        self.plot_rows = PlotRows(database)  # what the UI's plots are computed from
         self.outcomes = Outcomes(database)  # what each child became (statistics)
 
     @classmethod

@@ -39,6 +39,7 @@ class TreeNode:
     operator: str
     model: str | None
     generation: int
+    reply_refused: bool = False  # a patch_failed whose reply the model did give, refused
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,11 @@ class Views:
         and pending ones, no refused, rejected or duplicate proposals)."""
         where = "" if include_unevaluated else f" WHERE status IN {_IN_TREE_SQL}"
         rows = self._db.execute(
-            "SELECT id, parent_id, status, score, island, operator, model, generation "
-            f"FROM candidates{where} ORDER BY id")
-        return [TreeNode(int(i), p, CandidateStatus(s), score, island, op, model, int(g))
-                for i, p, s, score, island, op, model, g in rows]
+            "SELECT id, parent_id, status, score, island, operator, model, generation, "
+            f"json_extract(notes_json, '$.reply_refused') FROM candidates{where} ORDER BY id")
+        return [TreeNode(int(i), p, CandidateStatus(s), score, island, op, model, int(g),
+                         bool(refused))
+                for i, p, s, score, island, op, model, g, refused in rows]
 
     def failure_texts(self, max_chars: int = 240) -> list[tuple[CandidateStatus, str]]:
         """(status, start of the error) of every candidate that failed or was refused."""

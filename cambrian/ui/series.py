@@ -80,6 +80,7 @@ def tree_data(store: Store, include_refused: bool) -> dict[str, Any]:
         "best_id": best.id if best else None,
         "best_lineage": lineage,
         "nodes": [{"id": n.id, "parent": n.parent_id, "status": str(n.status), "score": n.score,
-                   "island": n.island, "operator": n.operator, "model": n.model}
+                   "island": n.island, "operator": n.operator, "model": n.model,
+                   "refused": n.reply_refused}
                   for n in nodes],
     }

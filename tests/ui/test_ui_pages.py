@@ -63,7 +63,7 @@ def test_runs_overview_tree_candidate(page: Any, serve: Any, stored_runs: Path):
     page.locator("#chart-time canvas").first.wait_for()
     assert page.locator("#steer").count() == 0  # finished: nothing to steer
 
-    page.get_by_role("link", name="Tree").click()
+    page.get_by_role("link", name="Tree", exact=True).click()
     page.wait_for_url("**/tree")
     page.locator("#tree g.node").first.wait_for()
     assert page.locator("#tree g.node").count() == facts["tree"]

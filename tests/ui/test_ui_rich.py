@@ -106,7 +106,7 @@ def test_runs_page_and_overview_of_a_rich_run(page: Any, serve: Any, gallery: Pa
     page.locator("#chart-evals canvas").first.wait_for()
     screenshot(page, "overview")
 
-    page.get_by_role("link", name="Tree").click()
+    page.get_by_role("link", name="Tree", exact=True).click()
     page.wait_for_url("**/tree")
     page.locator("#tree g.node").first.wait_for()
     assert page.locator("#tree g.node").count() == facts["tree"]

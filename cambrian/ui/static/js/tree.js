@@ -8,8 +8,24 @@
   const showRefused = document.getElementById("show-refused");
   const legend = document.getElementById("tree-legend");
   const count = document.getElementById("tree-count");
+  // One colour per outcome, far apart: a reply the model gave but that could not be used
+  // ("refused reply") apart from a patch that failed otherwise (the call failed), both apart
+  // from an evaluated but incorrect program and from one a filter rejected.
   const STATUS_COLOURS = { correct: "#2b6cb0", incorrect: "#c53030", screened: "#dd6b20",
-    pending: "#a0aec0", patch_failed: "#e53e3e", rejected: "#805ad5", duplicate: "#718096" };
+    refused: "#d53f8c", patch_failed: "#744210", rejected: "#805ad5", duplicate: "#718096",
+    pending: "#a0aec0" };
+  const STATUS_NAMES = { correct: "correct", incorrect: "incorrect", screened: "screened",
+    refused: "refused reply", patch_failed: "patch failed (no usable reply)", rejected: "rejected by a filter",
+    duplicate: "duplicate", pending: "pending" };
+
+  function kind(n) { return n.status === "patch_failed" && n.refused ? "refused" : n.status; }
+
+  function statusLegend(skipCorrect) {
+    return Object.keys(STATUS_COLOURS).filter(function (s) { return !(skipCorrect && s === "correct"); })
+      .map(function (s) {
+        return "<span class='legend-item' data-status='" + s + "'><span style='color:" + STATUS_COLOURS[s] +
+          "'>●</span> " + STATUS_NAMES[s] + "</span>"; }).join(" ");
+  }
   const AUTO_COLLAPSE = 4000;  // above this many nodes, side branches start collapsed
   let data = null;
   let collapsed = new Set();
@@ -36,10 +52,10 @@
     const scale = d3.scaleSequential(d3.interpolateViridis).domain(lo === hi ? [lo - 1, hi + 1] : domain);
     legend.innerHTML = "score: <span style='color:" + scale(domain[0]) + "'>●</span> " + domain[0].toPrecision(6) +
       " … <span style='color:" + scale(domain[1]) + "'>●</span> " + domain[1].toPrecision(6) +
-      " (better); failed and refused in red / purple / grey; <span class='best-mark'>◯</span> best lineage";
+      " (better); " + statusLegend(true) + "; <span class='best-mark'>◯</span> best lineage";
     return function (n) {
       if (n.status === "correct" && n.score !== null) return scale(n.score);
-      return STATUS_COLOURS[n.status] || "#a0aec0";
+      return STATUS_COLOURS[kind(n)] || "#a0aec0";
     };
   }
 
@@ -51,9 +67,8 @@
       return function (n) { return n.island === null || n.island === undefined ? "#a0aec0" : scale(n.island); };
     }
     if (mode === "status") {
-      legend.innerHTML = Object.keys(STATUS_COLOURS).map(function (s) {
-        return "<span style='color:" + STATUS_COLOURS[s] + "'>●</span> " + s; }).join(" &nbsp; ");
-      return function (n) { return STATUS_COLOURS[n.status] || "#a0aec0"; };
+      legend.innerHTML = statusLegend(false);
+      return function (n) { return STATUS_COLOURS[kind(n)] || "#a0aec0"; };
     }
     return scoreColour();
   }
@@ -74,7 +89,7 @@
       .attr("d", d3.linkHorizontal().x(function (d) { return d.y; }).y(function (d) { return d.x; }));
     const nodes = layer.append("g").attr("class", "nodes").selectAll("g")
       .data(shown).join("g")
-      .attr("class", function (d) { return "node st-" + d.data.status + (best.has(d.data.id) ? " best" : ""); })
+      .attr("class", function (d) { return "node st-" + kind(d.data) + (best.has(d.data.id) ? " best" : ""); })
       .attr("data-id", function (d) { return d.data.id; })
       .attr("transform", function (d) { return "translate(" + d.y + "," + d.x + ")"; });
     nodes.append("circle").attr("r", function (d) { return d.data.id === data.best_id ? 7 : 5; })
@@ -135,7 +150,7 @@
   zoom = d3.zoom().scaleExtent([0.02, 8]).on("zoom", function (event) { layer.attr("transform", event.transform); });
   svg.call(zoom).on("dblclick.zoom", null);
   colourBy.addEventListener("change", render);
-  showRefused.addEventListener("change", function () { load(false); });
+  showRefused.addEventListener("change", function () { load(true); });  // re-fit to what is shown
   document.getElementById("fit").addEventListener("click", fit);
   let stale = false;
   document.addEventListener("run-event", function (e) {

@@ -1,0 +1,107 @@
+"""The rows the web UI's plots are computed from (``cambrian/ui/plots.py``): LLM spend per call,
+each proposal's outcome against its parent, each evaluation stage's start and end, program
+sizes, and the public metrics of correct programs. One query each, no program text read back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cambrian.core.objective import Objective
+from cambrian.store.codec import loads
+from cambrian.store.database import Database
+
+
+@dataclass(frozen=True)
+class CallSpend:
+    at: float
+    cost_usd: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ProposalOutcomeRow:
+    """A child (not the initial program) and what it became."""
+
+    id: int
+    created_at: float
+    intent: str  # "(operator)" when none was recorded (a tune step's child)
+    model: str  # "(operator)" when no model made it
+    status: str
+    improved: bool  # correct and better than its scored parent
+
+
+@dataclass(frozen=True)
+class EvaluationSpan:
+    candidate_id: int
+    started_at: float
+    ended_at: float
+
+
+@dataclass(frozen=True)
+class ProgramSize:
+    id: int
+    generation: int
+    status: str
+    chars: int
+    lines: int
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    id: int
+    score: float | None
+    metrics: dict[str, object]
+
+
+class PlotRows:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def calls(self) -> list[CallSpend]:
+        """Every LLM call's cost and tokens, in time order."""
+        return [CallSpend(float(t), float(c), int(k)) for t, c, k in self._db.execute(
+            "SELECT created_at, cost_usd, prompt_tokens + completion_tokens FROM contexts "
+            "ORDER BY created_at, id")]
+
+    def proposal_outcomes(self, objective: Objective) -> list[ProposalOutcomeRow]:
+        """Every proposal that made a child (whatever became of it), oldest first."""
+        better = ">" if objective.maximize else "<"
+        rows = self._db.execute(
+            "SELECT c.id, c.created_at, json_extract(c.notes_json, '$.intent'), c.model, "
+            "c.operator, "
+            "c.status, (c.status = 'correct' AND c.score IS NOT NULL AND p.score IS NOT NULL "
+            f"AND c.score {better} p.score) FROM candidates c "
+            "LEFT JOIN candidates p ON p.id = c.parent_id "
+            "WHERE c.parent_id IS NOT NULL ORDER BY c.id")
+        return [ProposalOutcomeRow(int(i), float(t), str(intent or f"({op})"),
+                                   str(model or f"({op})"), str(s), bool(up))
+                for i, t, intent, model, op, s, up in rows]
+
+    def evaluation_spans(self) -> list[EvaluationSpan]:
+        """Each evaluation stage's start (its commit time less its duration) and end."""
+        return [EvaluationSpan(int(i), float(end) - max(0.0, float(d or 0)), float(end))
+                for i, end, d in self._db.execute(
+                    "SELECT candidate_id, created_at, duration_s FROM evaluations ORDER BY id")]
+
+    def program_sizes(self) -> list[ProgramSize]:
+        """Every program's size in characters and lines (a program of several files: all its
+        files together), in id order."""
+        rows = self._db.execute(
+            "SELECT c.id, c.generation, c.status, "
+            "COALESCE(length(c.source), (SELECT SUM(length(b.text)) FROM candidate_files f "
+            "JOIN blobs b ON b.sha256 = f.sha256 WHERE f.candidate_id = c.id)), "
+            "COALESCE(length(c.source) - length(replace(c.source, char(10), '')) + 1, "
+            "(SELECT SUM(length(b.text) - length(replace(b.text, char(10), '')) + 1) "
+            "FROM candidate_files f JOIN blobs b ON b.sha256 = f.sha256 "
+            "WHERE f.candidate_id = c.id)) FROM candidates c "
+            "WHERE c.source IS NOT NULL OR c.source_hash IS NOT NULL ORDER BY c.id")
+        return [ProgramSize(int(i), int(g), str(s), int(chars or 0), int(lines or 0))
+                for i, g, s, chars, lines in rows]
+
+    def correct_metrics(self) -> list[MetricRow]:
+        """The public metrics of every correct program's last evaluation stage."""
+        rows = self._db.execute(
+            "SELECT c.id, c.score, e.public_json FROM candidates c JOIN evaluations e "
+            "ON e.id = (SELECT MAX(id) FROM evaluations WHERE candidate_id = c.id) "
+            "WHERE c.status = 'correct' ORDER BY c.id")
+        return [MetricRow(int(i), score, loads(public, {})) for i, score, public in rows]
