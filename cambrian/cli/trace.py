@@ -47,6 +47,7 @@ def import_command(
 ) -> None:
     """Rebuild a Cambrian run store (run.sqlite) from a trace of any supported framework; a
     ShinkaEvolve or OpenEvolve run can then be continued with `cambrian resume`."""
+    from cambrian.status import run_status
     from cambrian.store.store import Store
     from cambrian.trace.importers import UnknownTraceFormat, detect_format
     from cambrian.trace.to_store import import_to_store
@@ -59,7 +60,7 @@ def import_command(
     console.print(f"Imported {fmt} trace {src} into {target / 'run.sqlite'}")
     with Store.open(target) as store:
         info = store.runs.info()
-        children = sum(1 for row in store.candidates.list() if row.parent_id is not None)
+        children = run_status(store).generations  # what `cambrian status` counts
     if info.framework in ("shinkaevolve", "openevolve"):
         if info.task_dir:
             console.print(f"{children} children, task folder {info.task_dir}; continue with: "

@@ -59,7 +59,8 @@ def make_resumable(trace: Trace, task_dir: Path | None) -> Trace:
     one is returned with a valid configuration but no task folder (resuming it then says how
     to give one)."""
     folder = Path(task_dir).resolve() if task_dir is not None else find_task_folder(trace.origin)
-    children = sum(1 for c in trace.candidates if c.parent_id is not None)
+    # Every program but the initial one (a checkpoint may have dropped a child's parent).
+    children = sum(1 for c in trace.candidates if c.parent_id is not None or c.iteration > 0)
     if folder is None:
         config = {"evolution": {"generations": children}}
         return replace(trace, run=replace(trace.run, config=config))

@@ -236,3 +236,21 @@ def test_an_import_without_its_task_folder_says_how_to_resume(tmp_path: Path):
     again = CliRunner().invoke(app, ["trace", "import", str(alone), str(tmp_path / "second"),
                                      "--task", str(tmp_path / "circle")])
     assert again.exit_code == 0 and "10 children, task folder" in again.output
+
+
+def test_a_checkpoint_child_whose_parent_was_dropped_still_counts(tmp_path: Path):
+    """OpenEvolve keeps a bounded population: a checkpoint may hold a child whose parent it
+    dropped. That child is still one of the run's children, for status and the budget."""
+    task, output = openevolve_run(tmp_path)
+    programs = output / "checkpoints" / "checkpoint_5" / "programs"
+    orphan = json.loads((programs / "p4.json").read_text())
+    orphan.update(id="p5", parent_id="evicted", iteration_found=5, timestamp=1_700_000_006.0)
+    (programs / "p5.json").write_text(json.dumps(orphan))
+    run_dir = tmp_path / "imported"
+    imported = CliRunner().invoke(app, ["trace", "import", str(output), str(run_dir)],
+                                  terminal_width=200)
+    assert imported.exit_code == 0, imported.output
+    assert f"5 children, task folder {task}" in imported.output
+    with Store.open(run_dir) as store:
+        status = run_status(store)
+    assert status.generations == 5 and status.budget == 5
