@@ -249,7 +249,8 @@ class DatabaseConfig(StrictModel):
     )
     elite_ratio: float = Field(
         0.3, gt=0, le=1,
-        description="Share of each island's archive kept as elites.",
+        description="Share of an island's best programs counted as its elites, the pool "
+                    "inspirations are drawn from first.",
     )
     archive_inspirations: int = Field(
         2, ge=0,
