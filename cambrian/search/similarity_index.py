@@ -4,17 +4,18 @@ program to a proposal's embedding.
 Up to ``EXACT_ROWS`` vectors an island is scanned exactly (one float32 matrix-vector product).
 Past that the scan is bound by memory bandwidth (a million 384-d vectors are 1.5 GB, read for
 every lookup), and the filter only needs the programs above its threshold: each vector also has
-a 256-bit sign signature (which side of 256 fixed random hyperplanes it lies on), two vectors at
+a 128-bit sign signature (which side of 128 fixed random hyperplanes it lies on), two vectors at
 angle θ differ in each bit with probability θ/π, so a lookup counts the differing bits against
-every stored signature (32 bytes a vector), keeps the rows within a bound and ranks those
-exactly. The bound is where the binomial tail at the threshold's angle falls under 1e-9, so a
-program at the threshold is missed with that probability, one above it with less (a near-copy,
-far above it, never in practice), while unrelated vectors (128 bits apart on average) are left
-out. A threshold too low for the bound to set them apart (below about 0.8) scans exactly at any
-size.
+every stored signature (16 bytes a vector, two 64-bit columns streamed once), keeps the rows
+within a bound and ranks those exactly. The bound is where the binomial tail at the threshold's
+angle falls under 1e-9, so a program at the threshold is missed with that probability, one above
+it with less (a near-copy, far above it, never in practice), while unrelated vectors are left
+out (64 bits apart on average: at the threshold 0.95 about one row in a million passes, at 0.85
+about one in seventy). A threshold too low for the bound to set them apart (below about 0.84)
+scans exactly at any size.
 
-With the signature scan, a lookup that finds nothing within the bound answers None: no program
-is above the threshold (the nearest one's similarity is then not known).
+With the signature scan, a lookup answers None when no program is at the threshold or above
+(the nearest one's similarity is then not known).
 ``benchmarks/nn_alternatives.py`` and ``benchmarks/overhead.py`` measure both scans.
 """
 
@@ -28,10 +29,10 @@ import numpy as np
 __all__ = ["EXACT_ROWS", "SIGNATURE_BITS", "SimilarityIndex"]
 
 EXACT_ROWS = 65_536  # an island up to this size is scanned exactly
-SIGNATURE_BITS = 256
+SIGNATURE_BITS = 128
 _WORDS = SIGNATURE_BITS // 64
 MISS = 1e-9  # the chance that a vector at the threshold lies past the bound
-_SEPARABLE = 100  # a bound past this (unrelated vectors differ in 128 +- 8 bits) scans exactly
+_SEPARABLE = 52  # a bound past this (unrelated vectors differ in 64 +- 5.7 bits) scans exactly
 
 
 @functools.lru_cache(maxsize=64)
@@ -59,6 +60,23 @@ class _Island:
         self.vectors = np.zeros((capacity, dim), dtype=np.float32)
         self.words = [np.zeros(capacity, dtype=np.uint64) for _ in range(_WORDS)]
         self.ids: list[int] = []
+        self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def differing_bits(self, query: np.ndarray) -> np.ndarray:
+        """The bits each row's signature differs from ``query``'s in (a view of a scratch
+        buffer, valid until the next call)."""
+        count = len(self.ids)
+        if self._scratch is None or self._scratch[0].shape[0] < count:
+            size = self.vectors.shape[0]
+            self._scratch = (np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8),
+                             np.empty(size, dtype=np.uint8))
+        mixed, bits, total = (buffer[:count] for buffer in self._scratch)
+        for word, column in enumerate(self.words):
+            np.bitwise_xor(column[:count], query[word], out=mixed)
+            np.bitwise_count(mixed, out=bits if word else total)
+            if word:
+                np.add(total, bits, out=total)  # at most 128: uint8 holds it
+        return total
 
     def reserve(self, rows: int) -> None:
         if rows <= self.vectors.shape[0]:
@@ -91,8 +109,12 @@ class SimilarityIndex:
             rng = np.random.default_rng(self._seed)
             self._planes = rng.standard_normal((vectors.shape[1], SIGNATURE_BITS)).astype(
                 np.float32)
-        bits = (vectors @ self._planes) > 0
-        return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+        signatures = np.empty((vectors.shape[0], _WORDS), dtype=np.uint64)
+        for start in range(0, vectors.shape[0], 65_536):  # bounded temporaries
+            bits = (vectors[start:start + 65_536] @ self._planes) > 0
+            signatures[start:start + 65_536] = np.packbits(
+                bits, axis=1, bitorder="little").view(np.uint64)
+        return signatures
 
     # ------------------------------------------------------------------ adding
 
@@ -140,7 +162,7 @@ class SimilarityIndex:
                 at_least: float | None = None) -> tuple[float, int] | None:
         """(cosine, candidate id) of the island's nearest vector. ``at_least``: only a vector at
         that cosine or above matters to the caller; on a large island the signature scan then
-        answers None when there is none."""
+        answers None when no vector is that close."""
         rows = self._islands.get(island)
         if rows is None or not rows.ids:
             return None
@@ -151,14 +173,13 @@ class SimilarityIndex:
             best = int(np.argmax(similarities))
             return float(similarities[best]), rows.ids[best]
         query = self._signatures(np.asarray(vector, dtype=np.float32)[None, :])[0]
-        differing = np.zeros(count, dtype=np.uint16)
-        for word, column in enumerate(rows.words):
-            differing += np.bitwise_count(column[:count] ^ query[word])
-        found = np.flatnonzero(differing <= bound)
+        found = np.flatnonzero(rows.differing_bits(query) <= bound)
         if not len(found):
             return None
         similarities = rows.vectors[found] @ vector
         best = int(np.argmax(similarities))
+        if similarities[best] < at_least:  # only rows that came near by chance
+            return None
         return float(similarities[best]), rows.ids[int(found[best])]
 
     def __len__(self) -> int:
