@@ -14,7 +14,7 @@ from typing import Any
 
 from cambrian.api.blocking import run_blocking
 from cambrian.api.runs import RunExists, claim_folder, start
-from cambrian.config import ConfigError, RunConfig, read_config_file
+from cambrian.config import ConfigError, RunConfig
 from cambrian.config.loading import deep_merge
 from cambrian.core.events import Event
 from cambrian.llm.base import LLMProvider
@@ -22,6 +22,7 @@ from cambrian.llm.model_files import ALIASES, LOCAL_MODELS
 from cambrian.search.engine import Evolution, RunSummary
 from cambrian.store.store import Store
 from cambrian.task.inline import write_inline_task
+from cambrian.task.peer_configs import peer_layer
 
 
 def model_entry(model: str | None, api_base: str | None = None,
@@ -282,8 +283,8 @@ def _layered(config: RunConfig | dict[str, Any] | str | Path | None,
         base = config.model_dump(exclude_unset=True)
     elif isinstance(config, dict):
         base = config
-    elif config is not None:
-        base = read_config_file(Path(config))
+    elif config is not None:  # an OpenEvolve or ShinkaEvolve file is translated
+        base, _ = peer_layer(Path(config), Path(config).parent)
     else:
         base = {}
     return deep_merge(base, layer)

@@ -104,3 +104,16 @@ def test_evolve_code_is_run_evolution_with_iterations(tmp_path: Path):
         cambrian.evolve_code(code, score, iterations=1, generations=2)
     with pytest.raises(ValueError, match="input, expected_output"):
         cambrian.evolve_function(add_one, [])
+
+
+def test_an_openevolve_config_file_is_translated_for_the_helpers(tmp_path: Path):
+    config = tmp_path / "config.yaml"
+    config.write_text("max_iterations: 1\nprompt:\n  system_message: Make add_one add one.\n"
+                      "evaluator:\n  timeout: 30\n")
+    responder = replace_line(r" {4}return x \+ \d+", lambda m, i: "    return x + 1")
+    with ScriptedLLM(responder) as llm:
+        result = cambrian.evolve_function(add_one, [(1, 2)], config=config,
+                                          **options(llm, tmp_path))
+    assert result.evaluations == 1 and result.best_score == 1.0  # max_iterations: 1
+    stored = (tmp_path / "run" / "config.yaml").read_text()
+    assert "Make add_one add one." in stored and "timeout_s: 30.0" in stored
