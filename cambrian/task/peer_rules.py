@@ -156,6 +156,21 @@ def model_entry(model: str, api_base: str | None, api_key: Any = None) -> dict[s
     return entry
 
 
+def openevolve_entry(model: str, api_base: str | None, api_key: Any = None) -> dict[str, Any]:
+    """OpenEvolve speaks OpenAI's protocol to every model, at ``api_base`` (OpenAI's own API by
+    default), with the key in ``OPENAI_API_KEY`` unless ``api_key: ${VAR}`` names another:
+    provider ``openai``, that ``base_url`` and that variable (a literal key is never copied)."""
+    entry: dict[str, Any] = {"provider": "openai", "model": model,
+                             "api_key_env": PROVIDER_KEYS["openai"]}
+    host = re.sub(r"^https?://", "", api_base or "").split("/")[0]
+    if api_base and host != "api.openai.com":
+        entry["base_url"] = api_base
+    reference = _ENV_REFERENCE.match(api_key) if isinstance(api_key, str) else None
+    if reference:
+        entry["api_key_env"] = reference.group(1)
+    return entry
+
+
 def _openevolve_models(s: Source) -> list[Put]:
     llm = s.get("llm")
     if not isinstance(llm, Mapping):
@@ -178,10 +193,10 @@ def _openevolve_models(s: Source) -> list[Put]:
     for name, weight, own in listed:
         def setting(key: str, own: Mapping[str, Any] = own) -> Any:
             return own.get(key) if own.get(key) is not None else llm.get(key)
-        entry = model_entry(name, setting("api_base"), setting("api_key"))
-        if entry is None or weight <= 0:
-            dropped.append(f"{name} (no provider Cambrian knows)")
+        if weight <= 0:
+            dropped.append(f"{name} (weight {weight:g})")
             continue
+        entry = openevolve_entry(name, setting("api_base"), setting("api_key"))
         entry["weight"] = weight
         if _number(setting("temperature")):
             entry["temperatures"] = [float(setting("temperature"))]
@@ -195,7 +210,9 @@ def _openevolve_models(s: Source) -> list[Put]:
     if len({e["model"] for e in entries}) < len(entries):
         for index, entry in enumerate(entries):
             entry["name"] = f"{entry['model']}-{index + 1}"
-    shown = ", ".join(f"{e['provider']}:{e['model']} x{e['weight']:g}" for e in entries)
+    shown = ", ".join(f"{e['model']} x{e['weight']:g}" for e in entries)
+    bases = sorted({e.get("base_url", "OpenAI") for e in entries})
+    shown += f" at {', '.join(bases)}, key in {entries[0]['api_key_env']}"
     return [Put("llm.models", entries, shown, tuple(f"llm model {d}" for d in dropped))]
 
 
@@ -294,12 +311,10 @@ OPENEVOLVE_RULES: tuple[Rule, ...] = (
           "llm.secondary_model_weight", "llm.models", "llm.api_base", "llm.api_key",
           "llm.temperature", "llm.max_tokens", "llm.timeout"),
          "`llm.models`: one entry per model with its weight, temperature, reply budget and "
-         "timeout; `api_base` of an OpenAI-compatible server becomes `base_url` (provider "
-         "`openai`), else the provider follows the name (`gpt-*`/`o*` OpenAI, `claude-*` "
-         "Anthropic, `gemini-*` Gemini); `api_key: ${VAR}` becomes `api_key_env: VAR`, "
-         "else the provider's usual variable. A model of an unknown provider is left out "
-         "and named in the report (none known: Cambrian's own models stay)",
-         _openevolve_models),
+         "timeout, as OpenEvolve calls it: provider `openai` (OpenEvolve speaks OpenAI's "
+         "protocol to every model), `api_base` as `base_url` (none for OpenAI's own API), "
+         "the key in `OPENAI_API_KEY` or the variable `api_key: ${VAR}` names (a literal "
+         "key is never copied)", _openevolve_models),
     _timeout("evaluator.timeout"),
     Rule(("evaluator.cascade_evaluation",), "`evaluation.cascade` (`on`/`off`)", _cascade),
     Rule(("evaluator.cascade_thresholds",), "`evaluation.cascade_thresholds`", _thresholds),
@@ -510,4 +525,5 @@ SHINKA_IGNORED: dict[str, str] = {
 }
 
 __all__ = ["OPENEVOLVE_IGNORED", "OPENEVOLVE_RULES", "PROVIDER_KEYS", "Put", "Rule",
-           "SHINKA_IGNORED", "SHINKA_RULES", "Source", "model_entry", "provider_of"]
+           "SHINKA_IGNORED", "SHINKA_RULES", "Source", "model_entry", "openevolve_entry",
+           "provider_of"]

@@ -28,10 +28,13 @@ def test_openevolve_config_is_translated_and_the_rest_named(tmp_path: Path):
     assert config.evolution.seed == 7 and config.evolution.generations == 3
     assert config.evaluation.cascade == "on"
     assert config.evaluation.cascade_thresholds == [0.5, 0.75]
-    # OpenEvolve's Gemini models (through Gemini's OpenAI endpoint) with their weights.
-    assert [(m.provider, m.model, m.weight, m.api_key_env) for m in config.llm.models] == [
-        ("gemini", "gemini-2.0-flash-lite", 0.8, "GEMINI_API_KEY"),
-        ("gemini", "gemini-2.0-flash", 0.2, "GEMINI_API_KEY")]
+    # OpenEvolve's Gemini models, called as OpenEvolve calls them: Gemini's OpenAI-compatible
+    # endpoint, the key in OPENAI_API_KEY, with their weights.
+    gemini = "https://generativelanguage.googleapis.com/v1beta/openai/"
+    assert [(m.provider, m.model, m.weight, m.base_url, m.api_key_env)
+            for m in config.llm.models] == [
+        ("openai", "gemini-2.0-flash-lite", 0.8, gemini, "OPENAI_API_KEY"),
+        ("openai", "gemini-2.0-flash", 0.2, gemini, "OPENAI_API_KEY")]
     assert config.llm.models[0].temperatures == [0.7] and config.llm.models[0].max_tokens == 4096
     assert config.database.num_islands == 3 and config.database.archive_size == 20
     assert config.database.top_k_inspirations == 3
@@ -39,7 +42,8 @@ def test_openevolve_config_is_translated_and_the_rest_named(tmp_path: Path):
     note = peer_config(root).note
     assert "\n" not in note and note.startswith("config.yaml is OpenEvolve's config: used ")
     assert "max_iterations -> evolution.generations (3)" in note
-    assert "-> llm.models (gemini:gemini-2.0-flash-lite x0.8, gemini:gemini-2.0-flash x0.2)" in note
+    assert ("-> llm.models (gemini-2.0-flash-lite x0.8, gemini-2.0-flash x0.2 at "
+            f"{gemini}, key in OPENAI_API_KEY)") in note
     assert "database.population_size, database.exploitation_ratio" in note
     assert "checkpoint_interval" in note
 

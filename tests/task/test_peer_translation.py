@@ -85,21 +85,25 @@ def test_openevolve_models_islands_rewrites_and_early_stopping(tmp_path: Path):
     assert config.database.elite_ratio == 0.3
 
 
-def test_a_model_of_an_unknown_provider_keeps_cambrians_models(tmp_path: Path):
-    data = {"max_iterations": 2, "llm": {"primary_model": "mystery-model"}}
-    config = resolve_config(folder(tmp_path, data))
-    assert [m.provider for m in config.llm.models] == ["local"]
-    assert "llm.*" in peer_config(folder(tmp_path / "b", data)).note
-
-
-def test_only_the_models_of_an_unknown_provider_are_left_out(tmp_path: Path):
-    data = {"max_iterations": 2, "llm": {"primary_model": "mystery-model",
+def test_every_openevolve_model_is_called_as_openevolve_calls_it(tmp_path: Path):
+    data = {"max_iterations": 2, "llm": {"primary_model": "gpt-4o-mini",
                                          "secondary_model": "claude-sonnet-4",
-                                         "secondary_model_weight": 0.5}}
-    model, = resolve_config(folder(tmp_path, data)).llm.models
-    assert (model.provider, model.weight) == ("anthropic", 0.5)
-    ignored = peer_config(folder(tmp_path / "b", data)).note.split("; ignored: ")[1]
-    assert "llm model mystery-model (no provider Cambrian knows)" in ignored
+                                         "secondary_model_weight": 0.5,
+                                         "api_key": "sk-literal-never-copied"}}
+    first, second = resolve_config(folder(tmp_path, data)).llm.models
+    assert (first.provider, first.base_url, first.api_key_env) == ("openai", None,
+                                                                   "OPENAI_API_KEY")
+    assert (second.model, second.weight) == ("claude-sonnet-4", 0.5)
+    note = peer_config(folder(tmp_path / "b", data)).note
+    assert "sk-literal" not in note and "key in OPENAI_API_KEY" in note
+
+
+def test_a_shinka_model_of_an_unknown_provider_keeps_cambrians_models(tmp_path: Path):
+    data = {"evo_config": {"llm_models": ["bedrock/claude"], "num_generations": 2}}
+    config = resolve_config(folder(tmp_path, data, name="shinka.yaml"))
+    assert [m.provider for m in config.llm.models] == ["local"]
+    assert "evo_config.llm_models" in peer_config(
+        folder(tmp_path / "b", data, name="shinka.yaml")).note.split("; ignored: ")[1]
 
 
 def shinka_script(tmp_path: Path) -> Path:
