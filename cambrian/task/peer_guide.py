@@ -54,9 +54,11 @@ evaluator and the translated config.
 
 ## From the Python API
 
-`cambrian.evolve_function(func, test_cases)`, `cambrian.evolve_algorithm(...)` and
-`cambrian.evolve_code(code, evaluator)` are the one-call helpers OpenEvolve offers under the
-same names (see `cambrian.run_evolution` for everything else).
+`cambrian.evolve_function(func, test_cases)`, `cambrian.evolve_algorithm(cls, benchmark)`
+and `cambrian.evolve_code(code, evaluator)` are the one-call helpers OpenEvolve offers under
+the same names; `iterations=` is accepted, and `config=` may be your OpenEvolve `config.yaml`
+(translated as above). `cambrian.run_evolution(code, evaluator)` takes everything else: a
+callable evaluator runs contained, in its own sandboxed process.
 """
 
 _SHINKA_INTRO = """\
