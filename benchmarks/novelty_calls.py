@@ -4,7 +4,8 @@ issue 35's exact tests and verdict cache next to the code now, from one interlea
     .venv/bin/python benchmarks/novelty_calls.py --old /tmp/old-tree [--new /tmp/new-tree]
                                                  [--generations 30] [--rounds 2]
 
-``--old`` is an earlier Cambrian tree (``git worktree add --detach /tmp/old-tree COMMIT``);
+``--old`` is an earlier Cambrian tree (``git worktree add --detach /tmp/old-tree COMMIT``, or
+the same commit with the part under test switched off, named by ``--old-label``);
 each run is ``cambrian.api.evolve`` in a fresh process with that tree (or this checkout) first
 on ``PYTHONPATH``, rounds interleaved (old, new, new with novelty off, old, ...), so all see
 the same machine load, printed before and after.
@@ -74,6 +75,9 @@ print("RESULT", json.dumps({
     "calls": dict(db.execute("SELECT purpose, COUNT(*) FROM contexts GROUP BY purpose")),
     "status": dict(db.execute("SELECT status, COUNT(*) FROM candidates WHERE id > 1 "
                               "GROUP BY status")),
+    "decided": dict(db.execute("SELECT json_extract(notes_json, '$.decided'), COUNT(*) "
+                               "FROM candidates WHERE json_extract(notes_json, '$.decided') "
+                               "IS NOT NULL GROUP BY 1")),
 }))
 """
 
@@ -143,6 +147,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", type=Path, required=True, help="the earlier Cambrian tree")
+    parser.add_argument("--old-label", default=None,
+                        help="what the old tree is (default: its commit)")
     parser.add_argument("--new", type=Path, default=ROOT,
                         help="the tree to measure as new (default: this checkout)")
     parser.add_argument("--generations", type=int, default=30)
@@ -152,7 +158,7 @@ def main() -> int:
                             capture_output=True, text=True, check=False).stdout.strip()
     here = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.new,
                           capture_output=True, text=True, check=False).stdout.strip()
-    variants = [(f"old code ({commit}), defaults", args.old, []),
+    variants = [(args.old_label or f"old code ({commit}), defaults", args.old, []),
                 (f"new code ({here}), defaults", args.new, []),
                 (f"new code ({here}), novelty off", args.new, ["novelty.enabled=false"])]
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
@@ -184,6 +190,11 @@ def main() -> int:
               + f"), refused by novelty {refused:3.0f}, peak memory "
               f"{statistics.median(r['maxrss_mb'] for r in runs):5.0f} MB, wall "
               f"{statistics.median(r['wall_s'] for r in runs):5.1f} s")
+        decided = sorted({d for r in runs for d in r.get("decided", {})})
+        if decided:
+            print(f"  {'':<34} novelty checks decided by (per run): " + "; ".join(
+                f"{d} {', '.join(str(r.get('decided', {}).get(d, 0)) for r in runs)}"
+                for d in decided))
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
     return 0
 
