@@ -1,7 +1,9 @@
 """The evolution loop's own cost, with the LLM and the evaluator taken out.
 
   .venv/bin/python benchmarks/overhead.py [--sizes 100,10000,100000] [--generations 30]
-                                           [--novelty-size 100000]
+                                           [--novelty-size 100000] [--no-utilisation]
+
+  The million-program archive: --sizes 1000000 --novelty-size 1000000 --no-utilisation
 
 1. Loop cost per generation with archives of 100, 10,000 and 100,000 stored programs: the real
    engine and store, an in-process LLM that answers a SEARCH/REPLACE edit instantly and an
@@ -21,14 +23,19 @@
 No LLM and no embedding model runs: the LLM answers instantly in-process, vectors are random.
 
 Figures are wall-clock on whatever machine runs this; compare them as ratios within one run.
+The machine's load is printed before and after each part, and the process's resident memory
+(current and peak) after each.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -218,7 +225,7 @@ def novelty_cost(count: int, workdir: Path, lookups: int = 200) -> dict[str, flo
         query = vectors[source] + 0.01 * rng.standard_normal(vectors.shape[1])
         query = (query / np.linalg.norm(query)).astype(np.float32)
         began = time.perf_counter()
-        nearest = index.nearest(0, query)
+        nearest = index.nearest(0, query, at_least=0.95)  # as the filter asks (judge threshold)
         times.append(time.perf_counter() - began)
         found += nearest is not None and nearest[1] == int(source) + 1
     lookup_ms = 1000 * float(np.median(times))
@@ -242,6 +249,21 @@ def novelty_cost(count: int, workdir: Path, lookups: int = 200) -> dict[str, flo
             "recall": found / lookups, "build_s": build_s, "restore_s": restore_s}
 
 
+def memory() -> str:
+    current = 0.0
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                current = int(line.split()[1]) / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return f"resident {current:,.0f} MB, peak {peak:,.0f} MB"
+
+
+def note(what: str) -> None:
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"# {time.strftime('%H:%M:%S')} {what}; load: {load}; {memory()}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -249,15 +271,22 @@ def main() -> int:
     parser.add_argument("--generations", type=int, default=30)
     parser.add_argument("--novelty-size", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-utilisation", action="store_true")
     args = parser.parse_args()
+    note("start")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        costs = [loop_cost(int(s), args.generations, workdir) for s in args.sizes.split(",")]
-        usage = [
+        costs = []
+        for size in args.sizes.split(","):
+            costs.append(loop_cost(int(size), args.generations, workdir))
+            gc.collect()
+            note(f"archive {int(size):,} done")
+        usage = [] if args.no_utilisation else [
             utilisation(0.20, 0.05, 20, workdir, "proposals slower than evaluations"),
             utilisation(0.02, 0.30, 20, workdir, "proposals faster than evaluations"),
         ]
         novelty = novelty_cost(args.novelty_size, workdir)
+        note("novelty index done")
     if args.json:
         print(json.dumps({"loop_cost": costs, "utilisation": usage, "novelty": novelty}, indent=2))
         return 0
@@ -266,7 +295,8 @@ def main() -> int:
         print(f"  archive {c['archive']:>7,}: {c['ms_per_generation']:8.1f} ms/generation, "
               f"resume {c['resume_s']:6.2f} s (open {c['resume_open_s']:.2f} s + archive "
               f"replay {c['resume_rebuild_s']:.2f} s)")
-    print("evaluation workers busy (2 slots): whole run / steady state")
+    if usage:
+        print("evaluation workers busy (2 slots): whole run / steady state")
     for u in usage:
         print(f"  {u['case']:<36} (LLM {u['llm_s']:.2f} s, eval {u['eval_s']:.2f} s): "
               f"{100 * u['worker_busy_share']:.0f}% / {100 * u['steady_busy_share']:.1f}% busy")
