@@ -1,6 +1,7 @@
 """The configuration layers of a new run: the task folder's config (a peer's translated), the
 ``config`` given (a file given with ``-c`` may be a peer's too: it then replaces the folder's peer
-file), and the overrides.
+file), and the overrides; of a resumed run: its stored configuration, a file given with ``-c``
+(a peer's translated, its iterations counted on from what the run did), the overrides.
 
 A peer's island settings become ``database.*`` keys, which only some search algorithms read;
 when the run's algorithm is another (``--search hill-climb`` on an OpenEvolve folder), the
@@ -49,6 +50,20 @@ def config_layers(task_dir: Path, config: RunConfig | dict[str, Any] | str | Pat
     return Layers(layers, (0,) if folder_peer is not None else (), None)
 
 
+def resume_layers(stored: dict[str, Any], config: str | Path, task_dir: Path,
+                  evaluated: int) -> Layers:
+    """A resumed run's stored configuration with a file on top (``cambrian resume RUN -c
+    FILE``): OpenEvolve's second phase continuing the first one's population. A peer's
+    iterations or generations are more of them, as when the peer resumes from its checkpoint:
+    the budget becomes the children evaluated so far plus the file's number."""
+    layer, peer = peer_layer(Path(config), Path(task_dir))
+    evolution = layer.get("evolution") if peer is not None else None
+    if isinstance(evolution, dict) and isinstance(evolution.get("generations"), int):
+        layer = {**layer, "evolution": {**evolution,
+                                        "generations": evolution["generations"] + evaluated}}
+    return Layers([stored, layer], (1,) if peer is not None else (), peer)
+
+
 def build_layers(layers: Layers, overrides: list[str] | None) -> RunConfig:
     """The run's configuration, a peer's ``database.*`` keys left out where the chosen search
     algorithm does not read them."""
@@ -71,4 +86,4 @@ def build_layers(layers: Layers, overrides: list[str] | None) -> RunConfig:
     return fit_defaults_to_installed(config)
 
 
-__all__ = ["Layers", "build_layers", "config_layers"]
+__all__ = ["Layers", "build_layers", "config_layers", "resume_layers"]

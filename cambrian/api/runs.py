@@ -18,7 +18,7 @@ from typing import Any
 
 import cambrian
 from cambrian.api.blocking import run_blocking
-from cambrian.api.config_layers import build_layers, config_layers
+from cambrian.api.config_layers import build_layers, config_layers, resume_layers
 from cambrian.config import ConfigError, RunConfig, build_config, stored_form
 from cambrian.core.bus import Subscriber
 from cambrian.core.events import ConfigOverridden
@@ -254,30 +254,42 @@ def resume(
     run_dir: str | Path,
     *,
     overrides: list[str] | None = None,
+    config: str | Path | None = None,
     providers: dict[str, LLMProvider] | None = None,
     subscribers: list[Subscriber] | None = None,
 ) -> Evolution:
-    """Reopen a run; ``overrides`` may change e.g. the budget (``evolution.generations=50``)."""
+    """Reopen a run; ``overrides`` may change e.g. the budget (``evolution.generations=50``);
+    ``config``, a file whose settings go over the stored ones (an OpenEvolve or ShinkaEvolve
+    file translated, its iterations counted on from the children evaluated so far: OpenEvolve's
+    second phase continuing the first one's run)."""
     target = Path(run_dir)
     with Store.open(target) as peek:  # the configuration (and a migration), before the secrets
         info = peek.runs.info()
+        evaluated = status_of_store(peek).generations if config is not None else 0
     if not info.task_dir:
         raise ConfigError(
             f"{target} was imported from {info.framework} without its task folder; import it "
             "again with `cambrian trace import SRC RUN --task TASK_DIR` (the folder holding "
             "the evaluator and the initial program)")
-    resolved = build_config([info.config], overrides)
+    if config is not None:
+        layers = resume_layers(info.config, config, Path(info.task_dir), evaluated)
+        resolved = build_layers(layers, overrides)
+    else:
+        layers, resolved = None, build_config([info.config], overrides)
     task = load_task(Path(info.task_dir), resolved)
+    if layers is not None:
+        task = _with_peer_note(task, layers.given_peer)
     check_names(resolved)
     check_task_settings(task, resolved)
     providers = providers if providers is not None else build_providers(resolved.llm)
     store = Store.open(target, secrets=configured_secrets(resolved.llm))
+    changes = ([f"config {config}"] if config is not None else []) + list(overrides or [])
     try:
-        if overrides:
+        if changes:
             write_config(target, resolved)
             recorder = Recorder(store)
             with recorder.transaction():
-                recorder.emit(ConfigOverridden(overrides=list(overrides)))
+                recorder.emit(ConfigOverridden(overrides=changes))
                 store.runs.update_config(stored_form(resolved))
         return _build(target, task, resolved, store, providers, subscribers)
     except BaseException:

@@ -111,3 +111,48 @@ def test_a_run_evo_task_prompt_reaches_the_models_system_message(tmp_path: Path)
     system = next(m["content"] for m in llm.requests[0] if m["role"] == "system")
     assert "## Task\nYou are an expert in simple sums. The best known result for the sum" in system
     assert "## Problem statement" not in system
+
+
+def test_openevolves_second_phase_continues_the_first_ones_run(tmp_path: Path):
+    """OpenEvolve's two phases: phase 2's config resumes phase 1's population, its
+    max_iterations counted on from what phase 1 did."""
+    from cambrian.api import resume
+    from cambrian.store.store import Store
+
+    root = two_phases(tmp_path)
+
+    def raise_value(messages, index):
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        return raise_reply(user, index)
+
+    with ScriptedLLM(raise_value) as llm:
+        sets = ["llm.models=[" + json.dumps(llm.model_config()) + "]", *QUIET,
+                "mutation.derive_moves=false"]
+        first = start(root, run_dir=tmp_path / "run", overrides=sets)  # config_phase_1.yaml
+        try:
+            assert asyncio.run(first.run()).evaluations == 2
+        finally:
+            first.store.close()
+        second = resume(tmp_path / "run", config=root / "config_phase_2.yaml", overrides=sets)
+        try:
+            assert second.config.task.description == "Phase 2: raise VALUE."
+            assert second.config.evolution.generations == 3  # 2 done + phase 2's 1
+            assert second.config.evaluation.timeout_s == 90.0
+            assert second.ctx.task.notes[0].startswith("config_phase_2.yaml is OpenEvolve's")
+            assert asyncio.run(second.run()).evaluations == 3
+        finally:
+            second.store.close()
+    with Store.open(tmp_path / "run") as store:
+        assert store.runs.info().config["task"]["description"] == "Phase 2: raise VALUE."
+    help_text = CliRunner().invoke(app, ["resume", "--help"], terminal_width=200).output
+    assert "--config" in help_text and "second phase" in help_text
+
+
+def raise_reply(user: str, index: int) -> str:
+    import re
+
+    current = re.search(r"VALUE = (\d+)", user.split("## Current program")[-1]).group(1)
+    new = int(current) + index + 1
+    if "SEARCH" in user.split("## Your task")[-1]:
+        return f"Raise\n<<<<<<< SEARCH\nVALUE = {current}\n=======\nVALUE = {new}\n>>>>>>> REPLACE\n"
+    return f"Raise\n```python\nVALUE = {new}\n```\n"
