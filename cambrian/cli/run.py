@@ -202,6 +202,10 @@ def _finish(evolution: Evolution, quiet: bool, ui_port: int | None = None,
 @app.command()
 def resume(
     run_dir: Path = typer.Argument(..., help="A run directory created by `cambrian run`"),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", metavar="FILE",
+        help="Settings over the stored ones; an OpenEvolve/ShinkaEvolve file is translated, "
+             "its iterations counted on from the children so far (OpenEvolve's second phase)"),
     overrides: list[str] | None = SetOption,
     generations: int | None = typer.Option(None, "--generations", "-g", metavar="N",
                                            help="New total budget"),
@@ -221,7 +225,7 @@ def resume(
     _early_stops(sets, target_score, patience)
     ui_socket = reserve_ui_port(ui_port) if ui else None
     try:
-        evolution = resume_run(run_dir, overrides=sets)
+        evolution = resume_run(run_dir, overrides=sets, config=config)
     except (ConfigError, TaskError, LLMError, FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     _finish(evolution, quiet, ui_port if ui else None, ui_socket=ui_socket)
