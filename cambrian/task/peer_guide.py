@@ -38,7 +38,10 @@ with a `novelty:` section beside OpenEvolve's keys is still OpenEvolve's. Every 
 at the start of the run, in one line: used (`key -> cambrian.key (value)`) or ignored.
 
 - Another phase: `cambrian run FOLDER -c FOLDER/config_phase_2.yaml` (translated the same way,
-  and read instead of the folder's first file).
+  and read instead of the folder's first file) starts a run with it; OpenEvolve's two-phase
+  workflow, phase 2 continuing phase 1's population, is `cambrian resume RUN -c
+  FOLDER/config_phase_2.yaml`: its `max_iterations` are counted on from the children the run
+  has, as when OpenEvolve resumes from its checkpoint.
 - The Cambrian file it becomes: `cambrian config translate config.yaml -o cambrian.yaml`
   (the report as comments at its top); edit it and run with `-c cambrian.yaml`.
 - `--set` and `-c` settings always win over the translated ones.
@@ -79,7 +82,9 @@ it: literals, names bound to literals (`search_task_sys_msg = \"\"\"...\"\"\"`),
 run (a call, an environment variable) is reported as not readable. With both files, the YAML
 file's settings win. Every key is reported at the start of the run: used or ignored.
 
-- Another run file: `cambrian run FOLDER -c FOLDER/shinka_medium.yaml`.
+- Another run file: `cambrian run FOLDER -c FOLDER/shinka_medium.yaml` (a new run), or
+  `cambrian resume RUN -c FOLDER/shinka_long.yaml` to go on with a run under it (its
+  `num_generations` counted on from the children the run has).
 - The Cambrian file it becomes: `cambrian config translate run_evo.py -o cambrian.yaml`.
 - `--set` and `-c` settings always win over the translated ones.
 
