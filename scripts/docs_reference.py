@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import html
 import json
 import sys
 import types
@@ -45,8 +46,13 @@ def cell(text: str) -> str:
 
 
 def code(text: str) -> str:
-    text = " ".join(text.split()).replace("|", "\\|")
-    return f"`{text}`" if "`" not in text else f"`` {text} ``"
+    """Text as code in a table cell. A pipe inside a code span would end the cell (and an
+    escaped one shows its backslash), so a text holding one is written as HTML."""
+    text = " ".join(text.split())
+    if "|" not in text:
+        return f"`{text}`" if "`" not in text else f"`` {text} ``"
+    escaped = html.escape(text, quote=False).replace("|", "&#124;")
+    return f"<code>{escaped}</code>"
 
 
 # ------------------------------------------------------------------------------- config

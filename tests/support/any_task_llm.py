@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from support.scripted_llm import CODE_BLOCK, SCRIPTED_META_REPLY
-
 from cambrian.search.novelty_judge import JUDGE_QUESTION
+from support.scripted_llm import CODE_BLOCK, SCRIPTED_META_REPLY
 
 BLOCK = re.compile(r"EVOLVE-BLOCK-START[^\n]*\n(.*?)\n[^\n]*EVOLVE-BLOCK-END", re.DOTALL)
 NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
