@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from cambrian.core.errors import ConfigError
 
 REFERENCE = re.compile(r"\$(\$)?\{([^}]*)\}")
@@ -36,6 +38,11 @@ class SourcedText(str):
         made = super().__new__(cls, text)
         made.source = source
         return made
+
+
+# Written back as the plain text it is (a layer read from a file may be dumped again:
+# `cambrian config translate`, a peer's layer).
+yaml.SafeDumper.add_representer(SourcedText, lambda dumper, text: dumper.represent_str(str(text)))
 
 
 def has_reference(text: str) -> bool:

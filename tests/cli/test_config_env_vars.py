@@ -45,6 +45,13 @@ def test_an_unset_variable_is_one_line_naming_it_and_its_file(tmp_path: Path, mo
         build_config([read_config_file(path)])
 
 
+def test_a_layer_read_from_a_file_dumps_as_yaml_again(tmp_path: Path):
+    path = tmp_path / "run.yaml"
+    path.write_text("task:\n  description: ${CAMBRIAN_TEST_TEXT:-x}\n")
+    assert yaml.safe_dump(read_config_file(path)) == (
+        "task:\n  description: ${CAMBRIAN_TEST_TEXT:-x}\n")
+
+
 def test_a_number_is_validated_and_stored_as_its_value_a_text_as_its_reference(monkeypatch):
     monkeypatch.setenv("CAMBRIAN_TEST_GENS", "7")
     monkeypatch.setenv("CAMBRIAN_TEST_TEXT", "a secret-ish paragraph")
