@@ -1,5 +1,7 @@
 """How fast the web UI answers for a large run: a 10,000-candidate store, served by the real
-server (uvicorn on loopback), each page requested several times.
+server (uvicorn on loopback), each page requested several times: the overview, its series and
+further plots, the tree, and the program browser (its first page, sorted by score, filtered by
+status and island on a later page, a text search, a failure reason).
 
   .venv/bin/python benchmarks/ui_overview.py [--sizes 10000,50000] [--repeats 7]
 
@@ -7,13 +9,14 @@ The store is made by one real session (instant in-process LLM and evaluator, as 
 ``overhead.py``), then filled through the store's API up to the size asked: evaluated children
 in a random tree over 5 islands (10% incorrect), as many refused replies (``patch_failed``), one
 LLM context per proposal (a 2 kB prompt), and a ``evaluated`` and a ``bandit`` event per
-evaluation. Printed: the median and the slowest response time of each request, and its size.
+evaluation; each proposal has one of four intents. Printed: the median and the slowest response time of each request, and its size.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -33,6 +36,7 @@ from cambrian.store.rows import NewCandidate, NewContext
 from cambrian.store.store import Store
 from cambrian.ui.server import BackgroundServer, build_server
 
+INTENTS = ("refinement", "local_fix", "strategy", "tuning")
 PROMPT = "## Current program\n```python\n" + "x = 1\n" * 300 + "```\n"
 
 
@@ -54,7 +58,7 @@ def fill(store: Store, size: int, islands: int = 5) -> None:
                 store.candidates.add(NewCandidate(
                     generation=generation, island=rng.randrange(islands), parent_id=parent,
                     operator="diff", status="patch_failed", language="python", model="instant",
-                    context_id=context,
+                    context_id=context, notes={"intent": rng.choice(INTENTS)},
                     error=f"no SEARCH/REPLACE edit found (attempt {generation})"))
                 continue
             correct = rng.random() < 0.9
@@ -63,7 +67,8 @@ def fill(store: Store, size: int, islands: int = 5) -> None:
                 generation=generation, island=rng.randrange(islands), parent_id=parent,
                 operator="diff", status="pending", language="python", model="instant",
                 context_id=context, source=source.format(generation),
-                notes={"format": "diff", "arm": "instant@0.7"}))
+                notes={"format": "diff", "arm": "instant@0.7",
+                       "intent": rng.choice(INTENTS)}))
             store.evaluations.add(candidate, EvaluationResult(
                 status="ok" if correct else "incorrect", combined_score=score,
                 public={"value": generation}, error="" if correct else "VALUE too large",
@@ -112,6 +117,7 @@ def main() -> None:
 
 
 def measure(size: int, repeats: int) -> None:
+    print("# machine load (1, 5, 15 min): " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
     with tempfile.TemporaryDirectory() as folder:
         began = time.perf_counter()
         runs = build(Path(folder), size)
@@ -123,14 +129,19 @@ def measure(size: int, repeats: int) -> None:
         store.close()
         server = BackgroundServer(build_server([runs], port=0, read_only=True)).start()
         base = server.base
-        print(f"{'request':<42} {'median':>9} {'slowest':>9} {'bytes':>10}")
+        print(f"{'request':<62} {'median':>9} {'slowest':>9} {'bytes':>10}")
         with httpx.Client(timeout=60,
                           headers={"Authorization": f"Bearer {server.token}"}) as client:
             for url in ("/api/runs/big-run/overview", "/runs/big-run", "/runs/big-run/panels",
                         "/api/runs/big-run/series", "/api/runs/big-run/tree",
-                        "/api/runs/big-run/tree?all=1", "/"):
+                        "/api/runs/big-run/tree?all=1", "/", "/api/runs/big-run/plots",
+                        "/runs/big-run/programs", "/runs/big-run/programs?sort=score",
+                        "/runs/big-run/programs?status=incorrect&island=2&page=3",
+                        "/runs/big-run/programs?q=VALUE+too",
+                        "/runs/big-run/programs?reason=VALUE+too+large&sort=generation",
+                        "/api/runs/big-run/programs?intent=strategy&sort=score"):
                 median, slowest, length = timed(client, base + url, repeats)
-                print(f"GET {url:<38} {1000 * median:>7.0f}ms {1000 * slowest:>7.0f}ms "
+                print(f"GET {url:<58} {1000 * median:>7.0f}ms {1000 * slowest:>7.0f}ms "
                       f"{length:>10,}")
         server.stop()
 

@@ -1,18 +1,19 @@
 """The overview's further plots, computed from the store's plot rows (``store.plot_rows``):
-cumulative LLM cost over time and the best score against cost; success and improvement rates
+cumulative LLM cost over time (the best score against cost is drawn from the overview's
+score series, ``series.py``, which has the spend at each evaluation); success and improvement rates
 per intent and per model over the run; evaluator occupancy (evaluations running at each
 moment); program size over generations; and, for a run whose programs report two or more
 numeric metrics, their Pareto front."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from typing import Any
 
 from cambrian.core.objective import Objective
 from cambrian.store.store import Store
-from cambrian.ui.series import score_series
 
 MAX_POINTS = 1500  # per line; more are thinned evenly (the last point kept)
 RATE_SPANS = 8  # the run's proposals in this many spans of equal count
@@ -33,25 +34,14 @@ def run_start(store: Store) -> float:
 
 
 def cost_series(store: Store, start: float) -> dict[str, list[Any]]:
-    """The run's LLM spend after each call: seconds since the start, USD and tokens so far."""
+    """The run's LLM spend after each call: seconds since the start, USD and tokens so far
+    (every call counted; at most ``MAX_POINTS`` points)."""
     calls = store.plot_rows.calls()
-    cost, tokens, seconds, usd, total = 0.0, 0, [], [], []
-    for call in calls:
-        cost, tokens = cost + call.cost_usd, tokens + call.tokens
-        seconds.append(round(call.at - start, 3))
-        usd.append(round(cost, 6))
-        total.append(tokens)
+    usd = list(itertools.accumulate(call.cost_usd for call in calls))
+    tokens = list(itertools.accumulate(call.tokens for call in calls))
     keep = thin(len(calls))
-    return {"seconds": [seconds[i] for i in keep], "cost_usd": [usd[i] for i in keep],
-            "tokens": [total[i] for i in keep]}
-
-
-def best_by_cost(store: Store) -> dict[str, list[Any]]:
-    """The best score so far against the LLM spend when each evaluation was committed."""
-    scores = score_series(store)
-    pairs = [(c, b) for c, b in zip(scores["cost_usd"], scores["best"]) if b is not None]
-    keep = thin(len(pairs))
-    return {"cost_usd": [pairs[i][0] for i in keep], "best": [pairs[i][1] for i in keep]}
+    return {"seconds": [round(calls[i].at - start, 3) for i in keep],
+            "cost_usd": [round(usd[i], 6) for i in keep], "tokens": [tokens[i] for i in keep]}
 
 
 def rate_series(store: Store, objective: Objective) -> dict[str, Any]:
@@ -62,23 +52,20 @@ def rate_series(store: Store, objective: Objective) -> dict[str, Any]:
     if not rows:
         return {"proposals": [], "intent": {}, "model": {}}
     size = max(1, math.ceil(len(rows) / RATE_SPANS))
-    spans = [rows[at:at + size] for at in range(0, len(rows), size)]
+    spans = math.ceil(len(rows) / size)
     found: dict[str, Any] = {"proposals": [min(len(rows), (n + 1) * size)
-                                           for n in range(len(spans))]}
+                                           for n in range(spans)]}
     for by in ("intent", "model"):
-        groups: dict[str, dict[str, list[Any]]] = defaultdict(
-            lambda: {"success": [], "improved": [], "count": []})
-        names = sorted({getattr(r, by) for r in rows})
-        for span in spans:
-            for name in names:
-                mine = [r for r in span if getattr(r, by) == name]
-                line = groups[name]
-                line["count"].append(len(mine))
-                line["success"].append(round(sum(r.status == "correct" for r in mine) / len(mine), 4)
-                                       if mine else None)
-                line["improved"].append(round(sum(r.improved for r in mine) / len(mine), 4)
-                                        if mine else None)
-        found[by] = dict(groups)
+        tally: dict[str, list[list[int]]] = defaultdict(lambda: [[0, 0, 0] for _ in range(spans)])
+        for position, row in enumerate(rows):
+            cell = tally[getattr(row, by)][position // size]
+            cell[0] += 1
+            cell[1] += row.status == "correct"
+            cell[2] += row.improved
+        found[by] = {name: {"count": [c[0] for c in cells],
+                            "success": [round(c[1] / c[0], 4) if c[0] else None for c in cells],
+                            "improved": [round(c[2] / c[0], 4) if c[0] else None for c in cells]}
+                     for name, cells in sorted(tally.items())}
     return found
 
 
@@ -86,8 +73,8 @@ def occupancy_series(store: Store, start: float) -> dict[str, Any]:
     """How many evaluations were running at each moment (a step line: the count after each
     start or end), from each stage's stored start and end; thinned by keeping the most
     running in each of ``MAX_POINTS`` time bins."""
-    changes = sorted([(s.started_at, 1) for s in store.plot_rows.evaluation_spans()] +
-                     [(s.ended_at, -1) for s in store.plot_rows.evaluation_spans()],
+    spans = store.plot_rows.evaluation_spans()
+    changes = sorted([(s.started_at, 1) for s in spans] + [(s.ended_at, -1) for s in spans],
                      key=lambda change: (change[0], change[1]))
     running, seconds, counts = 0, [], []
     for at, step in changes:
@@ -185,6 +172,6 @@ def plot_data(store: Store, pareto_axes: tuple[str, str] | None = None) -> dict[
     objective = Objective.of(info.direction)
     start = run_start(store)
     return {"direction": info.direction, "cost": cost_series(store, start),
-            "best_by_cost": best_by_cost(store), "rates": rate_series(store, objective),
+            "rates": rate_series(store, objective),
             "occupancy": occupancy_series(store, start), "sizes": size_series(store),
             "pareto": pareto_series(store, pareto_axes)}

@@ -78,6 +78,7 @@
     const evals = document.getElementById("chart-evals");
     charts.render(evals, [index].concat(scored), series, { xLabel: "evaluation", yLabel: "score" });
     evals.dataset.points = String(s.id.length);
+    document.dispatchEvent(new CustomEvent("score-series", { detail: s }));  // plots.js
     charts.render(document.getElementById("chart-time"), [s.seconds].concat(scored), series,
                   { xLabel: "seconds since start", yLabel: "score" });
     const arms = Object.keys(bandit.arms).sort();

@@ -1,5 +1,5 @@
 // The overview's further plots (cambrian/ui/plots.py computes them): cumulative LLM cost, the
-// best score against cost, success and improvement rates per intent and per model, evaluations
+// best score against cost (from the overview's score series), success and improvement rates per intent and per model, evaluations
 // running over time, program size by generation, and the Pareto front of two metrics. Reloaded
 // whole at most every five seconds while the run reports events.
 // Included in the page before charts.js and uPlot, so it starts once the page is parsed.
@@ -63,10 +63,6 @@ document.addEventListener("DOMContentLoaded", function () {
     charts.render(document.getElementById("plot-cost"), [c.seconds, c.cost_usd],
       [steps("cost (USD)", "#c05621")], { xLabel: "seconds since start", yLabel: "USD" });
     mark("plot-cost", c.seconds.length);
-    const b = data.best_by_cost;
-    charts.render(document.getElementById("plot-best-cost"), [b.cost_usd, b.best],
-      [charts.lineSeries("best so far", "#2f855a")], { xLabel: "cost (USD)", yLabel: "best score" });
-    mark("plot-best-cost", b.cost_usd.length);
     drawRates("plot-intent", data.rates.intent);
     drawRates("plot-model", data.rates.model);
     const o = data.occupancy;
@@ -95,6 +91,17 @@ document.addEventListener("DOMContentLoaded", function () {
     draw();
   }
 
+  // The best score against cost, from the overview's score series (overview.js): the spend
+  // when each evaluation was committed, and the best score so far then.
+  document.addEventListener("score-series", function (event) {
+    const s = event.detail, cost = [], best = [];
+    s.best.forEach(function (value, i) { if (value !== null) { cost.push(s.cost_usd[i]); best.push(value); } });
+    const element = document.getElementById("plot-best-cost");
+    charts.render(element, [cost, best], [charts.lineSeries("best so far", "#2f855a")],
+                  { xLabel: "cost (USD)", yLabel: "best score" });
+    mark("plot-best-cost", cost.length);
+    element.dataset.last = best.length ? String(best[best.length - 1]) : "";
+  });
   rateKind.addEventListener("change", function () { if (data) draw(); });
   [paretoX, paretoY].forEach(function (select) {
     select.addEventListener("change", function () { axes = paretoX.value + "," + paretoY.value; load(); });
