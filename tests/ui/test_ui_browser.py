@@ -181,6 +181,15 @@ def test_a_failure_reason_on_the_overview_opens_its_candidates(page: Any, serve:
     assert all(s == "incorrect" for s in
                page.locator("#programs tr[data-id]").evaluate_all(
                    "rows => rows.map(r => r.dataset.status)"))
+    # The status counts link to their candidates, and "browse every program" to all of them.
+    page.goto(f"{base}/runs/counter-run")
+    page.locator("#status-counts a", has_text="incorrect").click()
+    page.wait_for_url("**/programs?status=incorrect")
+    assert set(shown_ids(page)) == {r.id for r in incorrect}
+    page.go_back()
+    page.locator("#browse-programs").click()
+    page.wait_for_url("**/runs/counter-run/programs")
+    assert total(page) == len(rows_of(stored_runs / "counter-run"))
 
 
 def test_the_best_program_can_be_copied_and_downloaded(page: Any, serve: Any,
