@@ -21,7 +21,8 @@ from cambrian.search.context import RunAborted
 from cambrian.store.store import Store
 
 PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peer_folders"
-QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false"]
+QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false",
+         "mutation.derive_moves=false"]  # no side call: the replies are scripted by index
 
 
 def user_prompt(messages: list[dict[str, str]]) -> str:
