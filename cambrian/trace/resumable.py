@@ -25,7 +25,7 @@ from cambrian.task.folder import EVALUATOR_NAMES, TaskError, load_task, task_con
 from cambrian.trace.model import EnvironmentRecord, Trace
 
 # Keys the peer importers put in a trace's configuration to say where it came from.
-PROVENANCE_KEYS = ("imported_from", "checkpoint", "best_program_id")
+PROVENANCE_KEYS = ("imported_from", "checkpoint", "best_program_id", "last_iteration")
 SEARCH_DEPTH = 4  # results or checkpoint_N, then up to checkpoints/, the output, the task
 
 

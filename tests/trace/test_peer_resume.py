@@ -132,6 +132,8 @@ def test_a_shinka_run_is_imported_with_its_counts_and_resumed(tmp_path: Path):
         status = run_status(store)
         info = store.runs.info()
         assert store.meta.get("imported_from") == "shinkaevolve"
+        assert store.meta.get("best_program_id") == "child-9"
+        assert store.meta.get("last_iteration") == "12"
         rows = store.candidates.list()
     # ShinkaEvolve's counts: the island copy is no child, every child had one LLM call.
     assert status.generations == 10 and status.budget == 10 and status.llm_calls == 10

@@ -58,11 +58,28 @@ def read_shinka_results(path: str | Path) -> Trace:
         id=f"{FRAMEWORK}-{candidates[0].id}" if candidates else FRAMEWORK,
         task=folder.name, framework=FRAMEWORK, direction="maximize",
         language=candidates[0].language if candidates else "python",
-        config={"evolution": {"generations": generations}, "imported_from": FRAMEWORK},
+        config={"evolution": {"generations": generations}, "imported_from": FRAMEWORK,
+                **_run_metadata(db_file)},
         task_dir="", created_at=min((c.created_at for c in candidates), default=0.0),
     )
     return Trace(run=run, candidates=candidates, evaluations=evaluations, edges=edges,
                  contexts=contexts, origin=folder)
+
+
+def _run_metadata(db_file: Path) -> dict[str, Any]:
+    """ShinkaEvolve's own record of the run (``metadata_store``): its best program's id and
+    last generation, where the file has them."""
+    try:
+        rows = read_table(db_file, "metadata_store")
+    except Exception:  # noqa: BLE001 - an older file without the table, or unreadable
+        return {}
+    found = {str(r.get("key")): r.get("value") for r in rows}
+    out: dict[str, Any] = {}
+    if found.get("best_program_id") not in (None, "", "None"):
+        out["best_program_id"] = str(found["best_program_id"])
+    if str(found.get("last_iteration") or "").isdigit():
+        out["last_iteration"] = int(str(found["last_iteration"]))
+    return out
 
 
 def _fold_copies(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, str]]:
