@@ -277,6 +277,10 @@ def _diff_based(s: Source) -> list[Put]:
     value = s.get("diff_based_evolution")
     if not isinstance(value, bool):
         return []
+    share = s.get("full_rewrite_probability")
+    if value and s.get("allow_full_rewrites") is True and _number(share) and 0 < share < 1:
+        return [Put("evolution.patch_types", ["diff", "full"], f"diff/full {1 - share:g}/{share:g}"),
+                Put("evolution.patch_type_probs", [1.0 - float(share), float(share)])]
     kind = "diff" if value else "full"
     return [Put("evolution.patch_types", [kind], kind), Put("evolution.patch_type_probs", [1.0])]
 
@@ -334,8 +338,10 @@ OPENEVOLVE_RULES: tuple[Rule, ...] = (
     _float("database.elite_selection_ratio", "database.elite_ratio"),
     _int("prompt.num_top_programs", "database.top_k_inspirations"),
     _int("prompt.num_diverse_programs", "database.archive_inspirations"),
-    Rule(("diff_based_evolution",), "`evolution.patch_types`: `true` is `[diff]`, `false` "
-         "`[full]` (whole-program rewrites)", _diff_based),
+    Rule(("diff_based_evolution", "allow_full_rewrites", "full_rewrite_probability"),
+         "`evolution.patch_types`: `true` is `[diff]` (with `allow_full_rewrites` and "
+         "`full_rewrite_probability: p`, `[diff, full]` drawn 1-p / p), `false` `[full]` "
+         "(whole-program rewrites)", _diff_based),
     _int("early_stopping_patience", "evolution.patience", 1),
     Rule(("early_stopping_metric",), "honoured when it is `combined_score` (Cambrian stops "
          "on the score)", _early_metric),
@@ -472,8 +478,6 @@ OPENEVOLVE_IGNORED: dict[str, str] = {
     "log_level": _LOGS, "log_dir": _LOGS, "logger_prefix": _LOGS,
     "file_suffix": "the initial program's own suffix is used",
     "evolution_trace": "every run is a trace already (`cambrian trace export`)",
-    "full_rewrite_probability": "see `diff_based_evolution`; `evolution.patch_type_probs` "
-                                "sets the mix", "allow_full_rewrites": "as above",
     "max_code_length": "no length cap; the prompt fits the model's window",
     "enforce_evolve_blocks": "Cambrian always keeps code outside EVOLVE-BLOCKs fixed",
     "diff_pattern": "Cambrian's diff format is its own",

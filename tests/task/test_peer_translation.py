@@ -215,3 +215,14 @@ def test_a_prompt_set_on_a_mapping_the_script_reads_is_taken(tmp_path: Path):
     ignored = note.split("; ignored: ")[1]
     assert "the rest of evo_config (not readable without running it)" in ignored
     assert "job_config.eval_program_path (not readable without running it)" in ignored
+
+
+def test_openevolves_full_rewrite_share_is_the_patch_mix(tmp_path: Path):
+    data = {"max_iterations": 2, "diff_based_evolution": True, "allow_full_rewrites": True,
+            "full_rewrite_probability": 0.25}
+    config = resolve_config(folder(tmp_path, data))
+    assert config.evolution.patch_types == ["diff", "full"]
+    assert config.evolution.patch_type_probs == [0.75, 0.25]
+    assert "diff_based_evolution, allow_full_rewrites, full_rewrite_probability -> " \
+        "evolution.patch_types, evolution.patch_type_probs (diff/full 0.75/0.25)" in \
+        peer_config(folder(tmp_path / "b", data)).note
