@@ -170,7 +170,8 @@ def read_peer_config(path: Path, task_dir: Path) -> PeerConfig | None:
     ignored = ignored_keys(data, done.taken) + done.dropped + [
         f"{key} (not readable without running it)" for key in unreadable]
     others = tuple(other.name for other in peer_run_files(path.parent)
-                   if other.name != path.name) if path.parent == Path(task_dir) else ()
+                   if other.name != path.name) \
+        if path.parent.resolve() == Path(task_dir).resolve() else ()
     return PeerConfig(kind, path, layer, tuple(used), tuple(ignored), others, also)
 
 
