@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cambrian.core.events import (
@@ -16,9 +17,11 @@ from cambrian.core.events import (
 )
 from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
+from cambrian.llm.health import ModelTransport, transport_by_model
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.search.niches.view import NicheLine, niche_map, promote_after
 from cambrian.search.phase_view import PhaseSpan, phase_timeline, steering_events
+from cambrian.search.run_state import RunState, run_state
 from cambrian.store.failure_kinds import FailureKind, failures_by_kind
 from cambrian.store.recorder import Recorder
 from cambrian.store.reflections import reflections
@@ -111,6 +114,10 @@ class RunStatus:
     # model derived from the problem (cambrian/search/step_score_check.py, meta/move_menu.py).
     score_checks: list[StepScoreChecked] = field(default_factory=list)
     derived_moves: MovesDerived | None = None
+    # Running (paused or not), stopped, finished or failed, and why (search/run_state.py).
+    state: RunState | None = None
+    # Per model: transport errors by kind, retries and latency (llm/health.py).
+    transport: list[ModelTransport] = field(default_factory=list)
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -209,6 +216,8 @@ def run_status(store: Store) -> RunStatus:
         intent_bandit=latest_per_island(store.events.of_type(IntentBanditSnapshot)),
         score_checks=store.events.of_type(StepScoreChecked),
         derived_moves=next(iter(store.events.of_type(MovesDerived)[-1:]), None),
+        state=run_state(store, Path(store.path).parent),
+        transport=transport_by_model(store),
     )
 
 

@@ -26,6 +26,9 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
     except (FileNotFoundError, StoreError) as exc:
         fail(str(exc))
     table = Table(title=f"{st.task} ({st.direction})", show_header=False)
+    if st.state is not None:
+        table.add_row("state", f"{st.state.words} — {plain(st.state.detail)}"
+                      if st.state.detail else st.state.words)
     table.add_row("children evaluated", f"{st.generations} / {st.budget}")
     table.add_row("candidates by status",
                   ", ".join(f"{k}: {v}" for k, v in sorted(st.by_status.items())))
@@ -71,6 +74,25 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
         console.print(bandit)
     _intent_table(st)
     _model_table(st.models)
+    _transport_table(st.transport)
+
+
+def _transport_table(transport: list[Any]) -> None:
+    """Per model: how its server answered (errors by kind, retries, latency)."""
+    if not transport:
+        return
+    table = Table(title="LLM transport per model")
+    for column in ("model", "requests", "errors", "retried", "errors by kind",
+                   "latency p50 / p95 s", "last error"):
+        table.add_column(column, justify="left" if column in ("model", "errors by kind",
+                                                              "last error") else "right")
+    for t in transport:
+        latency = ("—" if t.latency_p50_s is None
+                   else f"{t.latency_p50_s:.2f} / {t.latency_p95_s:.2f}")
+        table.add_row(plain(t.model), str(t.requests), str(t.errors), str(t.retried),
+                      plain(t.kinds_text) or "—", latency,
+                      plain(t.last_error[:60]) or "—")
+    console.print(table)
 
 
 def _intent_table(st: Any) -> None:

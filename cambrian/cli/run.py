@@ -15,6 +15,7 @@ from cambrian.cli.terminal_text import plain
 from cambrian.config import ConfigError
 from cambrian.core.events import (
     CandidateEvaluated,
+    ControlChanged,
     EnvironmentFailing,
     Event,
     PreflightNote,
@@ -57,6 +58,21 @@ def _one_model(sets: list[str], model: str | None, api_base: str | None,
     sets.append("llm.models=" + json.dumps([entry]))
 
 
+def steering_line(event: ControlChanged) -> str:
+    """A control request as the run's terminal shows it when the run applies it."""
+    detail = event.detail
+    if detail.get("refused"):
+        return f"{event.action} request from {event.source} refused: {plain(detail['refused'])}"
+    words = {"pause": "proposals paused (the work in flight finishes; resume to go on)",
+             "resume": "proposals resumed", "stop": "stopping after the work in flight"}
+    if event.action in words:
+        return f"{words[event.action]} — by {event.source}"
+    before = detail.get("before") or {}
+    changes = ", ".join(f"{key} {before.get(key)} → {value}" for key, value in detail.items()
+                        if key != "before")
+    return f"budget changed by {event.source}: {plain(changes)}"
+
+
 def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
     """Run the loop with a progress bar; SIGTERM stops it like Ctrl-C (store stays consistent)."""
     total = evolution.config.evolution.generations
@@ -70,11 +86,23 @@ def _drive(evolution: Evolution, quiet: bool) -> RunSummary:
 
     def on_event(event: Event) -> None:
         if isinstance(event, CandidateEvaluated):
-            progress.update(bar, completed=event.evaluated, best=fmt(event.best_score))
+            progress.update(bar, completed=event.evaluated, best=fmt(event.best_score),
+                            total=event.generations)
             if not quiet and not console.is_terminal:  # a log file gets a line per child
-                console.print(f"evaluated {event.evaluated}/{total}: candidate "
+                console.print(f"evaluated {event.evaluated}/{event.generations}: candidate "
                               f"{event.candidate_id} {event.status} "
                               f"score {fmt(event.score)}, best {fmt(event.best_score)}")
+        elif isinstance(event, ControlChanged):  # the progress line follows steering
+            said = steering_line(event)
+            if event.action == "pause" and "refused" not in event.detail:
+                progress.update(bar, description="paused")
+            elif event.action == "resume":
+                progress.update(bar, description="evolving")
+            elif event.action == "budget" and isinstance(event.detail.get("generations"), int) \
+                    and "refused" not in event.detail:
+                progress.update(bar, total=event.detail["generations"])
+            if not quiet:
+                console.print(said)
         elif isinstance(event, RemoteScorerDown):  # shown even with --quiet; the run goes on
             err.print(f"[bold yellow]warning:[/] remote scorer unavailable while judging candidate "
                       f"{event.candidate_id}; its local score stands. {plain(event.error)}")

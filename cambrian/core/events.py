@@ -133,6 +133,33 @@ class ProposalFailed(Event):
     outcome: str = ""  # cambrian.core.outcomes.ProposalOutcomeKind
 
 
+@event_kind("proposal_started")
+@dataclass(frozen=True)
+class ProposalStarted(Event):
+    """A proposal's conversation with the model begins (the web UI's "doing now" panel)."""
+
+    proposal: int  # numbered within the session; its ProposalEnded names the same number
+    parent_id: int
+    intent: str  # the mutation intent, else the patch kind (diff, full, cross, fix)
+    model: str  # the bandit arm
+
+
+@event_kind("proposal_ended")
+@dataclass(frozen=True)
+class ProposalEnded(Event):
+    proposal: int
+    outcome: str  # cambrian.core.outcomes.ProposalOutcomeKind
+    candidate_id: int | None = None
+
+
+@event_kind("evaluation_started")
+@dataclass(frozen=True)
+class EvaluationStarted(Event):
+    """A pending child's evaluation begins; its commit (evaluated) or skip ends it."""
+
+    candidate_id: int
+
+
 @event_kind("llm_call_skipped")
 @dataclass(frozen=True)
 class LLMCallSkipped(Event):

@@ -127,7 +127,7 @@ def check_request(action: str, payload: dict[str, Any]) -> None:
     if action not in ACTIONS:
         raise ControlRefused(f"unknown control action {action!r}; one of {', '.join(ACTIONS)}")
     if action != "budget" and payload:
-        raise ControlRefused(f"{action} takes no values; budget values go with budget")
+        raise ControlRefused(f"{action} takes no values; budget values go with the action budget")
     if action == "budget":
         unknown = set(payload) - set(BUDGET_KEYS)
         if unknown or not payload:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from cambrian.core.evaluation import EvaluationResult
+from cambrian.core.events import EvaluationStarted
 from cambrian.core.hooks import LoopHook
 from cambrian.core.outcomes import RunOutcome
 from cambrian.evaluate.executor import EvaluationExecutor, EvaluationJob, EvaluationOutcome
@@ -52,6 +53,7 @@ class EvaluationQueue:
                     self.committer.screened_out(row, reason)
                     future.cancel()
                     return
+            self.ctx.recorder.emit(EvaluationStarted(candidate_id=row.id))
             try:
                 outcome = await self.executor.run(EvaluationJob(row.source, work_dir, row.id))
             except TaskFilesChanged as exc:  # an evaluation rewrote the task: stop, loudly

@@ -4,11 +4,12 @@ conversation, and a slot that produced nothing usable resamples a few times."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
-from cambrian.core.events import ProposalFailed
+from cambrian.core.events import ProposalEnded, ProposalFailed, ProposalStarted
 from cambrian.core.hooks import LoopHook, SlotContext
 from cambrian.core.outcomes import ProposalOutcome, RunOutcome
 from cambrian.llm.ensemble import Arm, Ensemble
@@ -34,6 +35,7 @@ class ProposalSlots:
         self.progress = progress
         self.stop_reason = stop_reason
         self.search_state = search_state
+        self._numbers = itertools.count(1)  # the session's proposals, for ProposalStarted
 
     def allowance(self) -> int:
         """Evaluations of the budget not yet committed to: this slot is in flight already, so
@@ -78,7 +80,13 @@ class ProposalSlots:
                                 if count >= self.filter_allowances.get(name, 0))
             request = replace(request, relaxed_filters=relaxed)
             arm = self.choose_arm(request.models)
+            number = next(self._numbers)
+            ctx.recorder.emit(ProposalStarted(
+                proposal=number, parent_id=request.parent.id,
+                intent=str(request.tags.get("intent") or request.kind), model=arm.key))
             result = await self.proposer.propose(request, arm)
+            ctx.recorder.emit(ProposalEnded(proposal=number, outcome=str(result.outcome),
+                                            candidate_id=result.candidate_id))
             ctx.counters.note_errors(result.errors)
             if result.outcome is ProposalOutcome.FATAL:
                 raise RunAborted(f"model '{arm.model.label}': {result.errors[-1]}",
