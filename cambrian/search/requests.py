@@ -22,6 +22,7 @@ from cambrian.lang.languages import Language
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.mutate.intent import IntentServices, PreparedIntent
 from cambrian.mutate.intents import INTENTS
+from cambrian.mutate.kept_notes import KeptNote
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.mutate.strategies import StrategyMenu
@@ -196,18 +197,20 @@ class RequestBuilder:
         return kinds[int(self.rng.choice(len(kinds), p=probs / probs.sum()))], None
 
     def _human_guidance(self, parent_id: int) -> tuple[tuple[str, ...], dict[str, Any]]:
-        """The guidance for every prompt, then guidance targeted at the parent or its lineage."""
+        """The guidance for every prompt, then guidance targeted at the parent or its lineage
+        (kept notes: a prompt shortens them visibly rather than dropping them)."""
         version = self.guidance.sync_file()
         notes: tuple[str, ...] = ()
         tags: dict[str, Any] = {}
         if version.id:
             tags["guidance_id"] = version.id
             if version.text:
-                notes += (f"Guidance from the person running this search: {version.text}",)
+                notes += (KeptNote("Guidance from the person running this search: "
+                                   f"{version.text}"),)
         targeted = self.guidance.for_candidate(parent_id)
         if targeted:
-            notes += tuple(f"Guidance from the person running this search, for this program: "
-                           f"{v.text}" for v in targeted)
+            notes += tuple(KeptNote("Guidance from the person running this search, for this "
+                                    f"program: {v.text}") for v in targeted)
             tags["targeted_guidance_ids"] = [v.id for v in targeted]
         return notes, tags
 
