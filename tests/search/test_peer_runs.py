@@ -22,7 +22,9 @@ from cambrian.store.store import Store
 
 PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peer_folders"
 QUIET = ["novelty.enabled=false", "meta.enabled=false", "comprehension.enabled=false",
-         "mutation.derive_moves=false"]  # no side call: the replies are scripted by index
+         "mutation.derive_moves=false",  # no side call: the replies are scripted by index
+         # and only change VALUE: no improvement step (its score and move they cannot write)
+         "mutation.types=[tuning,local_fix,refinement,strategy,refactor,crossover]"]
 
 
 def user_prompt(messages: list[dict[str, str]]) -> str:
