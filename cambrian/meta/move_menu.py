@@ -27,6 +27,7 @@ META_KEY = "moves"
 PURPOSE = "moves"
 MAX_MOVES = 5
 MAX_MOVE_CHARS = 220
+_TEMPLATE_NAMES = frozenset({"name", "move", "short name", "short name of the move"})
 _LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\**([A-Z][A-Za-z0-9 '/-]{1,40})\**\s*:\s*(.{8,})$")
 
 
@@ -52,7 +53,8 @@ def moves_prompt(statement: str, program: str, entry: str, solution: tuple[str, 
         "part a move changes and how the change keeps the solution valid (recompute what "
         "depends on it). Changes that reorder elements only help when the order is what is "
         "scored. Reply in exactly this format, one line per move:\n"
-        "- Name: what the move changes, and how the solution stays valid\n"
+        "- <short name of the move>: <what the move changes, and how the solution stays "
+        "valid>\n"
         "Write nothing else."
     )
     return system, user
@@ -65,7 +67,9 @@ def parse_moves(text: str) -> list[str]:
         match = _LINE.match(raw.strip())
         if match is None:
             continue
-        move = f"{match[1].strip()}: {match[2].strip()}"[:MAX_MOVE_CHARS]
+        name, text = match[1].strip(), match[2].strip()
+        # The 1.5B copied a template's "Name" as the name: the description alone then.
+        move = (text if name.lower() in _TEMPLATE_NAMES else f"{name}: {text}")[:MAX_MOVE_CHARS]
         if move.lower() not in {m.lower() for m in moves}:
             moves.append(move)
     return moves[:MAX_MOVES]

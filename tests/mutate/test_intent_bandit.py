@@ -80,6 +80,8 @@ def test_moves_are_parsed_from_a_small_models_reply():
     assert parse_moves(reply) == [
         "Nudge: move one circle's center by a small random amount",
         "Grow: enlarge one radius while it overlaps nothing"]
+    assert parse_moves("- Name: change the radii of the circles, keeping them apart\n") == [
+        "change the radii of the circles, keeping them apart"]  # a template's name copied
     assert moves_grammar().startswith("root ::= move{3,5}")
 
 
