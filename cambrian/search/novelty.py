@@ -129,6 +129,9 @@ class NoveltyFilter:
         if len(ids):
             home = np.asarray(islands)
             for island in sorted(set(islands)):
+                if len(set(islands)) == 1:  # one island: the matrix as it was read
+                    self.index.add_many(island, ids, vectors)
+                    break
                 rows = np.flatnonzero(home == island)
                 self.index.add_many(island, [ids[row] for row in rows], vectors[rows])
             if self.initial_id in ids:  # the initial program sits on every island

@@ -132,12 +132,16 @@ class SimilarityIndex:
             vectors = vectors[keep]
         vectors = np.asarray(vectors, dtype=np.float32)
         rows = self._islands.get(island)
+        adopted = False
         if rows is None:
             rows = self._islands[island] = _Island(vectors.shape[1], max(16, len(keep)))
+            if vectors.flags.c_contiguous and len(vectors) >= 16:
+                rows.vectors, adopted = vectors, True  # a restore's matrix, kept, not copied
         start = len(rows.ids)
         rows.reserve(start + len(candidate_ids))
         end = start + len(candidate_ids)
-        rows.vectors[start:end] = vectors
+        if not adopted:
+            rows.vectors[start:end] = vectors
         signatures = self._signatures(vectors)
         for word, column in enumerate(rows.words):
             column[start:end] = signatures[:, word]
