@@ -8,6 +8,7 @@ variants' evaluations are not programs of the run and do not count towards its g
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -39,7 +40,7 @@ class StepScoreCheck(LoopHook):
         self.count = count
         self.objective = objective
         self.given_score = given_score
-        self.verdicts: dict[str, tuple[bool, str]] = {}
+        self.verdicts: dict[str, asyncio.Future[tuple[bool, str]]] = {}
 
     async def screen(self, source: str, parent_id: int | None, work_dir: Path) -> str | None:
         parent = (self.recorder.store.candidates.get(parent_id).source
@@ -48,15 +49,19 @@ class StepScoreCheck(LoopHook):
         if wired is None:
             return None
         key = score_text(wired)
-        if key not in self.verdicts:
-            self.verdicts[key] = await self._check(wired, work_dir)
-        accepted, reason = self.verdicts[key]
+        if key not in self.verdicts:  # children evaluated side by side share one check
+            self.verdicts[key] = asyncio.ensure_future(self._check(wired, work_dir))
+        accepted, reason = await self.verdicts[key]
         return None if accepted else f"improvement-step score refused: {reason}"
 
     async def _check(self, wired: Any, work_dir: Path) -> tuple[bool, str]:
         evaluator: list[float | None] = []
         model: list[float | None] = []
-        for index, variant in enumerate(variant_sources(wired, self.count)):
+        try:
+            variants = variant_sources(wired, self.count)
+        except Exception as error:  # a child the variants cannot be built from: evaluate it
+            return True, f"unchecked: no variant could be built ({error})"
+        for index, variant in enumerate(variants):
             result = await self.trial(variant, work_dir.with_name(
                 f"{work_dir.name}-score{index}"))
             valid = result.correct and result.combined_score is not None

@@ -13,10 +13,12 @@ improving it. ``judge`` compares the two orders on the variants the evaluator fo
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass
 
+from cambrian.core.python_ast import parse_python
 from cambrian.lang.languages import as_language
 from cambrian.mutate.step.python import BUILD_PREFIX, Scaffold
 from cambrian.mutate.step.wiring import _definition_text, _normalised, _with_definition, scaffold
@@ -107,8 +109,13 @@ def written_score(child: str, parent: str | None, language: str,
 
 
 def score_text(wired: Scaffold) -> str:
-    """The score function as written, normalised (what a check is remembered by)."""
-    return _normalised(_definition_text(wired.source, wired.score, as_language("python")) or "")
+    """The score function as it runs, without comments or layout (what a check is remembered
+    by: a score a child copied with another comment is not checked again)."""
+    text = _definition_text(wired.source, wired.score, as_language("python")) or ""
+    try:
+        return ast.unparse(parse_python(text))
+    except SyntaxError:
+        return _normalised(text)
 
 
 def variant_sources(wired: Scaffold, count: int) -> list[str]:
