@@ -138,8 +138,9 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=0.95)
     args = parser.parse_args()
     old_class = old_index_class(args.old)
-    print(f"# {time.strftime('%H:%M:%S')} load: {load()}; one thread of numpy's BLAS? "
-          f"{os.environ.get('OMP_NUM_THREADS', 'default')} threads")
+    threads = {k: v for k, v in os.environ.items()
+               if k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}; BLAS threads: {threads or 'default'}")
     for size in args.sizes.split(","):
         one_size(int(size), args.queries, args.threshold, old_class)
         print(f"# {time.strftime('%H:%M:%S')} load: {load()}; peak resident memory "
