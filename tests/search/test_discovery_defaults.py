@@ -15,8 +15,10 @@ import pytest
 from support.scripted_llm import ScriptedLLM
 
 from cambrian.api import start
+from cambrian.config import build_config
 from cambrian.core.events import IntentBanditSnapshot, MovesDerived, StepScoreChecked
 from cambrian.core.objective import MAXIMIZE
+from cambrian.mutate.schedule import build_mutation_schedule
 from cambrian.status import run_status
 from cambrian.store.store import Store
 
@@ -137,6 +139,12 @@ def test_a_score_that_agrees_with_the_evaluator_is_kept_and_the_derived_moves_pa
         pulls = sum(s.pulls for s in latest.values())
         assert len(counted) - 4 * len(latest) <= pulls <= len(counted)
         assert any(s.gain_per_pull["improve_step"] > 0 for s in latest.values())
+        # A resumed run rebuilds the bandit from the store: the same pulls per island.
+        config = build_config([store.runs.info().config])
+        rebuilt = build_mutation_schedule(config, store, MAXIMIZE)
+        assert sum(rebuilt.bandit.pulls(i) for i in rebuilt.bandit.islands) == len(counted)
+        for island, snapshot in latest.items():
+            assert rebuilt.bandit.pulls(island) - snapshot.pulls < 5
         status = run_status(store)
         assert status.intent_bandit[-1].shares == {"improve_step": 1.0}
         assert status.derived_moves is not None and status.score_checks
