@@ -96,6 +96,8 @@ def test_the_judge_refuses_an_opposite_or_blind_score_and_skips_invalid_solution
     assert not raised.accepted and "raised" in raised.reason
     assert judge(evaluator, [None] * 4).reason.startswith("unchecked")
     assert judge([1.0, None, None], [1.0, 2.0, 3.0]).reason.startswith("unchecked")
+    blind_evaluator = judge([1.0, 1.0, 1.0, None], [1.0, 2.0, 0.5, 9.0])
+    assert not blind_evaluator.accepted and "does not depend" in blind_evaluator.reason
 
 
 def test_variants_perturb_the_built_solution_and_report_the_models_score(capfd):

@@ -173,8 +173,10 @@ def _close(a: float, b: float) -> bool:
 def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
     """Compare the evaluator's fitness (higher is better; None: invalid) with the model's score
     (None: not reported; NaN: it raised) over the variants (index 0: the solution as built).
-    Refused: a score that raised on a valid solution, a pair the two order oppositely, or pairs
-    the evaluator tells apart that the score rates the same and none it orders alike."""
+    Refused: a score that raised on a valid solution, a pair the two order oppositely, pairs
+    the evaluator tells apart that the score rates the same and none it orders alike, or an
+    evaluator that scores every changed solution as the built one (function_minimum's scores
+    the calls of f, not the point returned) while the score tells them apart."""
     if all(m is None for m in model):
         return Verdict(True, "unchecked: the evaluator's output did not carry the score (it "
                              "may run the program in a process of its own)")
@@ -182,11 +184,14 @@ def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
         if e is not None and m is not None and math.isnan(m):
             return Verdict(False, f"the score raised or returned no number on "
                                   f"{_name(index)}, a valid solution")
-    concordant, flat = 0, 0
+    concordant, flat, unseen = 0, 0, 0
     for i in range(len(evaluator)):
         for j in range(i + 1, len(evaluator)):
             e_i, e_j, m_i, m_j = evaluator[i], evaluator[j], model[i], model[j]
-            if e_i is None or e_j is None or m_i is None or m_j is None or _close(e_i, e_j):
+            if e_i is None or e_j is None or m_i is None or m_j is None:
+                continue
+            if _close(e_i, e_j):
+                unseen += not _close(m_i, m_j)
                 continue
             if _close(m_i, m_j):
                 flat += 1
@@ -201,6 +206,10 @@ def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
     if flat and not concordant:
         return Verdict(False, "the score rates solutions the evaluator tells apart the same "
                               f"({flat} pairs)")
+    if not concordant and unseen >= 2:
+        return Verdict(False, "the evaluator scores every changed solution as the one built: "
+                              "its score does not depend on the solution the program returns, "
+                              "so an improvement step cannot raise it")
     if not concordant:
         return Verdict(True, "unchecked: no two valid variants the evaluator tells apart "
                              "(every perturbed solution was invalid or scored the same)")
