@@ -12,16 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Body, FastAPI, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from cambrian.core.events import Event
+from cambrian.llm.health import transport_series
+from cambrian.meta.guidance import GuidanceBoard
 from cambrian.store.database import StoreError
+from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.ui import steering
+from cambrian.ui.best_code import best_code
 from cambrian.ui.candidate_view import candidate_view
 from cambrian.ui.data import (
     RUNNING,
@@ -31,7 +35,10 @@ from cambrian.ui.data import (
     proposals_paused,
     run_row,
 )
+from cambrian.ui.error_pages import add_error_pages
 from cambrian.ui.live import LiveHub, stream
+from cambrian.ui.now import now_json, now_view
+from cambrian.ui.program_routes import add_program_routes
 from cambrian.ui.runs import RunCatalog, RunRef
 from cambrian.ui.security import Guard
 from cambrian.ui.series import bandit_series, score_series, tree_data
@@ -118,6 +125,9 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
     def page(request: Request, name: str, **context: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, context)
 
+    add_error_pages(app, page)
+    add_program_routes(app, ref_of, opened, row_of, page)
+
     # ------------------------------------------------------------------ pages
 
     @app.get("/", response_class=HTMLResponse)
@@ -130,8 +140,12 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         with opened(ref) as store:
             row = row_of(ref, store)
             panels = overview_panels(store, row)
+            limit = GuidanceBoard(Recorder(store)).max_chars
+            now = now_view(store)
+            best = best_code(store, row.direction)
         return page(request, "overview.html", ref=ref, row=row, p=panels, paused=panels.paused,
-                    steer=steerable(ref, row))
+                    steer=steerable(ref, row), guidance_limit=limit, best=best,
+                    now=now)
 
     @app.get("/runs/{key}/panels", response_class=HTMLResponse)
     def overview_fragment(request: Request, key: str, part: str = "tables") -> HTMLResponse:
@@ -143,6 +157,8 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
             if part == "summary":
                 return page(request, "_summary.html", ref=ref, row=row,
                             paused=proposals_paused(store, row))
+            if part == "now":
+                return page(request, "_now_body.html", ref=ref, now=now_view(store))
             panels = overview_panels(store, row)
         return page(request, "_panels.html", ref=ref, row=row, p=panels)
 
@@ -163,8 +179,9 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
                 view = candidate_view(store, candidate_id, against)
             except KeyError:
                 raise HTTPException(404, f"no candidate {candidate_id}") from None
+            limit = GuidanceBoard(Recorder(store)).max_chars
         return page(request, "candidate.html", ref=ref, row=row, c=view,
-                    steer=steerable(ref, row))
+                    steer=steerable(ref, row), guidance_limit=limit)
 
     @app.get("/compare", response_class=HTMLResponse)
     def compare_page(request: Request, run: list[str] = Query(default=[])) -> HTMLResponse:
@@ -201,6 +218,14 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
                 raise HTTPException(404, f"candidate {after} has no evaluation") from None
             return JSONResponse({"scores": scores, "bandit": bandit_series(store, bandit_after)})
 
+    @app.get("/api/runs/{key}/transport")
+    def transport_json(key: str) -> JSONResponse:
+        """How each model's server answered, per minute (ui/now.py, llm/health.py)."""
+        ref = ref_of(key)
+        with opened(ref) as store:
+            return JSONResponse({"series": asdict(transport_series(store)),
+                                 **now_json(now_view(store))})
+
     @app.get("/api/runs/{key}/tree")
     def tree_json(key: str, all: bool = False) -> JSONResponse:
         ref = ref_of(key)
@@ -214,8 +239,9 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         ref = ref_of(key)
         with opened(ref) as store:
             active = store.guidance.latest(target)
+            limit = GuidanceBoard(Recorder(store)).max_chars
         return JSONResponse({"target": target, "version": active.id if active else 0,
-                             "active": active.text if active else ""})
+                             "active": active.text if active else "", "limit": limit})
 
     @app.get("/api/compare")
     def compare_json(run: list[str] = Query(default=[])) -> JSONResponse:
@@ -253,37 +279,41 @@ def _steering_routes(app: FastAPI, hub: LiveHub, ref_of: Any, opened: Any, row_o
         return ref
 
     @app.post("/api/runs/{key}/guidance")
-    async def guidance(key: str, body: dict[str, Any]) -> JSONResponse:
+    async def guidance(key: str, body: Any = Body(None)) -> JSONResponse:
         ref = await run_in_threadpool(live_ref, key)
         written: list[Event] = []
         try:
-            version = await run_in_threadpool(
-                steering.change_guidance, ref.path, str(body.get("action", "")),
-                str(body.get("text") or ""), str(body.get("target") or ""), written.append)
+            version = await run_in_threadpool(steering.change_guidance, ref.path, body,
+                                              written.append)
         except steering.SteeringError as exc:
-            raise HTTPException(400, str(exc)) from None
+            raise HTTPException(exc.status, str(exc)) from None
         for event in written:
             hub.local(key, event)
+        scope = version.target or "every prompt"
         return JSONResponse({"version": version.id, "active": version.text,
-                             "target": version.target})
+                             "target": version.target,
+                             "answer": f"guidance version {version.id} ({scope}, "
+                                       f"{len(version.text):,} characters) is active from the "
+                                       "next proposal on"})
 
     @app.post("/api/runs/{key}/control")
-    async def control(key: str, body: dict[str, Any]) -> JSONResponse:
+    async def control(key: str, body: Any = Body(None)) -> JSONResponse:
         ref = await run_in_threadpool(live_ref, key)
-        action = str(body.get("action", ""))
         try:
-            payload = steering.budget_payload(dict(body.get("budget") or {})) \
-                if action == "budget" else None
-            request_id = await run_in_threadpool(steering.request, ref.path, action, payload)
+            answer = await run_in_threadpool(steering.request, ref.path, body)
         except steering.SteeringError as exc:
-            raise HTTPException(400, str(exc)) from None
-        return JSONResponse({"request": request_id, "action": action, "payload": payload})
+            raise HTTPException(exc.status, str(exc)) from None
+        return JSONResponse({"request": answer.request_id, "action": answer.action,
+                             "payload": answer.payload,
+                             "answer": f"{answer.action} queued as request "
+                                       f"{answer.request_id}: {answer.text}"})
 
 
 def _row_json(row: RunRow) -> dict[str, Any]:
     data = asdict(row)
     data["status"] = row.state.status
     data["status_detail"] = row.state.detail
+    data["paused"] = row.state.paused
     del data["state"]
     return data
 

@@ -14,6 +14,7 @@ from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from cambrian.core.status import CandidateStatus
+from cambrian.mutate.kept_notes import shortened_in
 from cambrian.store.rows import CandidateRow, ContextRow
 from cambrian.store.store import Store
 from cambrian.ui.file_views import FileEntry, file_diffs, file_tree
@@ -59,10 +60,16 @@ class CandidateView:
     lineage: list[int]
     guidance: list[dict[str, Any]] = field(default_factory=list)
     targets: dict[str, str] = field(default_factory=dict)  # active targeted guidance
+    # Its prompt showed a person's guidance shortened, or said it was left out (kept_notes.py).
+    guidance_shortened: bool = False
     # A program of several files: its file tree, and a diff per changed file (file_views.py).
     files: list[FileEntry] = field(default_factory=list)
     parent_file_diffs: list[tuple[str, list[DiffLine]]] = field(default_factory=list)
     against_file_diffs: list[tuple[str, list[DiffLine]]] = field(default_factory=list)
+    # The initial program its lineage starts from (None for that program itself), and the diff.
+    initial: CandidateRow | None = None
+    initial_diff: list[DiffLine] = field(default_factory=list)
+    initial_file_diffs: list[tuple[str, list[DiffLine]]] = field(default_factory=list)
 
     @property
     def refusal(self) -> str:
@@ -130,6 +137,7 @@ def candidate_view(store: Store, candidate_id: int, against_id: int | None = Non
                             result.duration_s, dict(result.extra.get("verdicts") or {}),
                             list(result.extra.get("cases") or [])))
     lineage = [a.id for a in store.lineage.ancestry(candidate_id)]
+    initial = store.candidates.find(lineage[-1]) if len(lineage) > 1 else None
     targets = {f"candidate:{candidate_id}"} | {f"lineage:{i}" for i in lineage}
     history = [g for g in store.guidance.history() if g.target in targets]
     active = {t: v.text for t in sorted(targets) if (v := store.guidance.latest(t)) and v.text}
@@ -153,12 +161,20 @@ def candidate_view(store: Store, candidate_id: int, against_id: int | None = Non
                    "target": g.target, "change": g.change_text, "active": g.text}
                   for g in history],
         targets=active,
+        guidance_shortened=any(shortened_in(m.get("content", "")) for c in contexts
+                               for m in c.messages),
         files=file_tree(row.source, parent.source if parent else None, row.language,
                         highlighted),
         parent_file_diffs=file_diffs(parent.source, row.source, f"candidate {parent.id}",
                                      f"candidate {row.id}", diff_lines) if parent else [],
         against_file_diffs=file_diffs(against.source, row.source, f"candidate {against.id}",
                                       f"candidate {row.id}", diff_lines) if against else [],
+        initial=initial,
+        initial_diff=diff_lines(initial.source, row.source, f"initial program {initial.id}",
+                                f"candidate {row.id}") if initial and row.source else [],
+        initial_file_diffs=file_diffs(initial.source, row.source,
+                                      f"initial program {initial.id}", f"candidate {row.id}",
+                                      diff_lines) if initial else [],
     )
 
 

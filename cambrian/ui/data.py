@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,48 +14,14 @@ from cambrian.core.events import (
     TuneStepped,
 )
 from cambrian.core.objective import Objective
-from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
 from cambrian.meta.strategy_tags import TagBook
-from cambrian.search.live_feed import probe
 from cambrian.search.niches.view import niche_map, promote_after
 from cambrian.search.phase_view import phase_timeline, steering_events
+from cambrian.search.run_state import RUNNING, STOPPED, RunState, run_state
+from cambrian.store.browse import REASON_CHARS, failure_reason
 from cambrian.store.reflections import reflections
 from cambrian.store.store import Store
-
-RUNNING, STOPPED, FINISHED, FAILED = "running", "stopped", "finished", "failed"
-IMPORTED = "imported"
-FINISHED_OUTCOMES = {RunOutcome.COMPLETED.word, RunOutcome.BUDGET_REACHED.word,
-                     RunOutcome.TARGET_REACHED.word, RunOutcome.NO_IMPROVEMENT.word}
-STOPPED_OUTCOMES = {RunOutcome.STOPPED.word, RunOutcome.INTERRUPTED.word}
-_NUMBERS = re.compile(r"\d+(\.\d+)?")
-
-
-@dataclass(frozen=True)
-class RunState:
-    status: str  # running | stopped | finished | failed | imported
-    detail: str  # the last session's stop reason, or why it is thought stopped
-
-
-def run_state(store: Store, run_dir: Path, framework: str = "cambrian") -> RunState:
-    """A run is running while its last session has no end and its live feed answers; else
-    its last session's outcome says stopped, finished or failed."""
-    if framework != "cambrian":
-        return RunState(IMPORTED, f"imported {framework} trace")
-    marks = store.events.list(SessionStarted, SessionEnded)
-    if not marks:
-        return RunState(STOPPED, "never started")
-    last = marks[-1].event
-    if isinstance(last, SessionStarted):
-        if probe(run_dir):
-            return RunState(RUNNING, f"running (pid {last.pid})")
-        return RunState(STOPPED, "killed: its session ended without a record")
-    assert isinstance(last, SessionEnded)
-    if last.outcome in FINISHED_OUTCOMES or not last.outcome:
-        return RunState(FINISHED, last.reason)
-    if last.outcome in STOPPED_OUTCOMES:
-        return RunState(STOPPED, last.reason)
-    return RunState(FAILED, last.reason)
 
 
 def configured_models(config: dict[str, Any]) -> list[str]:
@@ -179,30 +144,17 @@ class OverviewPanels:
     steering: list[dict[str, Any]] = field(default_factory=list)
 
 
-def paused(store: Store) -> bool:
-    """Whether the current session's proposals are paused (a pause lasts for its session)."""
-    state = False
-    for stored in store.events.list(SessionStarted, ControlChanged):
-        if isinstance(stored.event, SessionStarted):
-            state = False
-        elif getattr(stored.event, "action", "") in ("pause", "resume"):
-            state = getattr(stored.event, "action", "") == "pause"
-    return state
-
-
 def proposals_paused(store: Store, row: RunRow) -> bool:
     """Whether a running run's proposals are paused now."""
-    return row.status == RUNNING and paused(store)
+    return row.status == RUNNING and row.state.paused
 
 
 def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
     """Failed and refused candidates grouped by the first line of their error, numbers
     blanked ("too similar to program N (cosine N)")."""
     counts: Counter[tuple[str, str]] = Counter()
-    for status, error in store.views.failure_texts():
-        first = (error.strip().splitlines() or [""])[0][:160]
-        reason = _NUMBERS.sub("N", first) if first else f"({status}, no message)"
-        counts[(reason, str(status))] += 1
+    for status, error in store.views.failure_texts(REASON_CHARS):
+        counts[(failure_reason(status, error), str(status))] += 1
     return [FailureReason(reason, status, n) for (reason, status), n in counts.most_common(limit)]
 
 

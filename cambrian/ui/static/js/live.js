@@ -48,7 +48,9 @@
       window.location.reload();
     }
   };
+  source.onopen = function () { if (live.dataset.state === "reconnecting") live.dataset.state = "live"; };
   source.onerror = function () {
     if (source.readyState === EventSource.CLOSED) live.dataset.state = "closed";
+    else if (live.dataset.state === "live") live.dataset.state = "reconnecting";
   };
 })();
