@@ -96,7 +96,7 @@ def parse_override(text: str) -> dict[str, Any]:
     result: dict[str, Any] = {parts[-1]: value}
     for part in reversed(parts[:-1]):
         result = {part: result}
-    return result
+    return mark_sources(result, "--set")
 
 
 def build_config(

@@ -45,6 +45,13 @@ def test_an_unset_variable_is_one_line_naming_it_and_its_file(tmp_path: Path, mo
         build_config([read_config_file(path)])
 
 
+def test_an_unset_variable_in_a_set_names_the_set(monkeypatch):
+    monkeypatch.delenv("CAMBRIAN_TEST_UNSET", raising=False)
+    with pytest.raises(ConfigError, match=r"CAMBRIAN_TEST_UNSET is not set, but in --set "
+                                          r"task\.description refers"):
+        build_config([], ["task.description=${CAMBRIAN_TEST_UNSET}"])
+
+
 def test_a_layer_read_from_a_file_dumps_as_yaml_again(tmp_path: Path):
     path = tmp_path / "run.yaml"
     path.write_text("task:\n  description: ${CAMBRIAN_TEST_TEXT:-x}\n")
