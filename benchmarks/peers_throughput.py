@@ -2,7 +2,7 @@
 instant stand-in LLM.
 
     .venv/bin/python benchmarks/peers_throughput.py [--generations 40] [--rounds 3]
-                     [--openevolve-python /tmp/oe-venv/bin/python]
+                     [--openevolve-python /tmp/oe-venv/bin/python] [--old TREE]
 
 The task: a program whose EVOLVE-BLOCK holds ``VALUE = N`` and an evaluator (module contract,
 ``evaluate(program_path)``, as OpenEvolve expects) that loads it and spends about 0.1 s of CPU
@@ -173,7 +173,14 @@ def main() -> int:
     parser.add_argument("--openevolve-python", default=None)
     parser.add_argument("--code", type=Path, default=None,
                         help="run the Cambrian found here (an earlier tree) instead")
+    parser.add_argument("--old", type=Path, default=None,
+                        help="also run the Cambrian found here (an earlier tree), in turn with "
+                             "this one, novelty and scratchpad off")
+    parser.add_argument("--only-off", action="store_true",
+                        help="leave out the defaults variant")
     args = parser.parse_args()
+    print(f"# {time.strftime('%H:%M:%S')} load: "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     n = args.generations
     systems: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, InstantServer(reply) as server:
@@ -182,17 +189,20 @@ def main() -> int:
         env = dict(os.environ)
         if args.code is not None:
             env["PYTHONPATH"] = str(args.code)
-        variants: list[tuple[str, list[str]]] = [
-            ("cambrian (defaults)", []),
-            ("cambrian (novelty and scratchpad off)",
-             ["novelty.enabled=false", "meta.enabled=false"]),
-        ]
+        off = ["novelty.enabled=false", "meta.enabled=false"]
+        variants: list[tuple[str, list[str], dict[str, str]]] = [
+            ("cambrian (defaults)", [], env),
+            ("cambrian (novelty and scratchpad off)", off, env),
+        ][1 if args.only_off else 0:]
+        if args.old is not None:
+            variants.append((f"cambrian {args.old.name} (novelty and scratchpad off)", off,
+                             {**env, "PYTHONPATH": str(args.old)}))
         for round_ in range(args.rounds):
-            for name, extra in variants:
+            for name, extra, run_env in variants:
                 run_dir = root / f"run-{round_}-{len(systems.get(name, []))}-{abs(hash(name))}"
                 argv = [sys.executable, "-c", CAMBRIAN_RUNNER, str(task), str(run_dir),
                         server.base_url, str(n), *extra]
-                figures = timed_process(argv, server, root, env)
+                figures = timed_process(argv, server, root, run_env)
                 figures["generations"] = evaluated_children(run_dir)
                 systems.setdefault(name, []).append(figures)
             if args.openevolve_python:
@@ -222,6 +232,8 @@ def main() -> int:
               f"{statistics.median(r['requests'] for r in runs):9.0f}")
     print(f"  {'in-process evaluate() alone (no LLM, no DB)':<42} "
           f"{1000 * inproc['wall_s'] / n:7.0f}ms {1000 * inproc['cpu_s'] / n:7.0f}ms")
+    print(f"# {time.strftime('%H:%M:%S')} load: "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0
 
 
