@@ -1,7 +1,8 @@
 """How fast the web UI answers for a large run: a 10,000-candidate store, served by the real
 server (uvicorn on loopback), each page requested several times: the overview, its series and
-further plots, the tree, and the program browser (its first page, sorted by score, filtered by
-status and island on a later page, a text search, a failure reason).
+further plots, the tree, the "doing now" panel and its LLM transport series, and the program
+browser (its first page, sorted by score, filtered by status and island on a later page, a text
+search, a failure reason).
 
   .venv/bin/python benchmarks/ui_overview.py [--sizes 10000,50000] [--repeats 7]
 
@@ -139,7 +140,8 @@ def measure(size: int, repeats: int) -> None:
                         "/runs/big-run/programs?status=incorrect&island=2&page=3",
                         "/runs/big-run/programs?q=VALUE+too",
                         "/runs/big-run/programs?reason=VALUE+too+large&sort=generation",
-                        "/api/runs/big-run/programs?intent=strategy&sort=score"):
+                        "/api/runs/big-run/programs?intent=strategy&sort=score",
+                        "/runs/big-run/panels?part=now", "/api/runs/big-run/transport"):
                 median, slowest, length = timed(client, base + url, repeats)
                 print(f"GET {url:<58} {1000 * median:>7.0f}ms {1000 * slowest:>7.0f}ms "
                       f"{length:>10,}")

@@ -21,6 +21,7 @@ _KINDS = {"LLMTimeout": "timeout", "LLMRateLimited": "rate limited",
           "ContextOverflow": "context overflow", "LLMBadRequest": "bad request"}
 RETRIED_MARK = "; retried)"
 BUCKET_S = 60.0
+LATENCY_WINDOW = 1000  # the answered requests the latency figures are read from (the latest)
 
 
 def error_kind(error: str) -> str:
@@ -44,7 +45,7 @@ class ModelTransport:
     errors: int = 0
     retried: int = 0  # failed attempts the retry policy tried again
     by_kind: dict[str, int] = field(default_factory=dict)
-    latency_p50_s: float | None = None  # of the requests answered
+    latency_p50_s: float | None = None  # of its latest answered requests (LATENCY_WINDOW)
     latency_p95_s: float | None = None
     latency_last_s: float | None = None  # the latest answered request's
     last_error: str = ""
@@ -72,26 +73,28 @@ def _quantile(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def transport_by_model(store: Store) -> list[ModelTransport]:
-    """Per model, the whole run's transport figures (models in name order)."""
-    found: dict[str, ModelTransport] = {}
-    latencies: dict[str, list[float]] = {}
-    for _, model, at, latency, error in store.contexts.transport_rows():
+def transport_by_model(store: Store, failed: list[tuple[str, float, str]] | None = None,
+                       ) -> list[ModelTransport]:
+    """Per model, the whole run's requests, errors and retries, and the latency of its last
+    ``LATENCY_WINDOW`` answered requests (models in name order). ``failed``: the store's
+    ``contexts.failed_rows()`` when the caller has read them already."""
+    found = {model: ModelTransport(model, requests=calls)
+             for model, calls in store.contexts.requests_by_model().items()}
+    for model, at, error in store.contexts.failed_rows() if failed is None else failed:
         line = found.setdefault(model, ModelTransport(model))
-        line.requests += 1
-        if error:
-            line.errors += 1
-            line.retried += RETRIED_MARK in error
-            kind = error_kind(error)
-            line.by_kind[kind] = line.by_kind.get(kind, 0) + 1
-            line.last_error, line.last_error_at = error.splitlines()[0][:300], at
-        else:
-            latencies.setdefault(model, []).append(latency)
-            line.latency_last_s = latency
-    for model, line in found.items():
-        values = latencies.get(model, [])
-        line.latency_p50_s = statistics.median(values) if values else None
+        line.errors += 1
+        line.retried += RETRIED_MARK in error
+        kind = error_kind(error)
+        line.by_kind[kind] = line.by_kind.get(kind, 0) + 1
+        line.last_error, line.last_error_at = error.splitlines()[0][:300], at
+    latencies: dict[str, list[float]] = {}
+    for model, latency in store.contexts.recent_latencies(LATENCY_WINDOW):
+        latencies.setdefault(model, []).append(latency)
+    for model, values in latencies.items():
+        line = found.setdefault(model, ModelTransport(model))
+        line.latency_p50_s = statistics.median(values)
         line.latency_p95_s = _quantile(values, 0.95)
+        line.latency_last_s = values[-1]
     return [found[m] for m in sorted(found)]
 
 

@@ -102,6 +102,22 @@ class Contexts:
                 in self._db.execute("SELECT id, model, created_at, latency_s, error FROM contexts "
                                     "WHERE id > ? ORDER BY id", (after_id,))]
 
+    def requests_by_model(self) -> dict[str, int]:
+        """Calls per model (read from the model index alone)."""
+        return {str(m): int(n) for m, n in self._db.execute(
+            "SELECT model, COUNT(*) FROM contexts GROUP BY model")}
+
+    def failed_rows(self) -> list[tuple[str, float, str]]:
+        """(model, created_at, error) of every call that failed, oldest first."""
+        return [(str(m), float(at), str(err)) for m, at, err in self._db.execute(
+            "SELECT model, created_at, error FROM contexts WHERE error != '' ORDER BY id")]
+
+    def recent_latencies(self, count: int) -> list[tuple[str, float]]:
+        """(model, latency_s) of the last ``count`` calls that got a reply, oldest first."""
+        rows = self._db.execute("SELECT model, latency_s FROM contexts WHERE error = '' "
+                                "ORDER BY id DESC LIMIT ?", (count,)).fetchall()
+        return [(str(m), float(lat or 0.0)) for m, lat in reversed(rows)]
+
     def spend(self) -> Spend:
         row = self._db.execute(
             "SELECT COALESCE(SUM(cost_usd),0), COALESCE(SUM(prompt_tokens+completion_tokens),0), "

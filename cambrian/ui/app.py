@@ -37,7 +37,7 @@ from cambrian.ui.data import (
 )
 from cambrian.ui.error_pages import add_error_pages
 from cambrian.ui.live import LiveHub, stream
-from cambrian.ui.now import now_json, now_view
+from cambrian.ui.now import now_view
 from cambrian.ui.program_routes import add_program_routes
 from cambrian.ui.runs import RunCatalog, RunRef
 from cambrian.ui.security import Guard
@@ -223,8 +223,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         """How each model's server answered, per minute (ui/now.py, llm/health.py)."""
         ref = ref_of(key)
         with opened(ref) as store:
-            return JSONResponse({"series": asdict(transport_series(store)),
-                                 **now_json(now_view(store))})
+            return JSONResponse({"series": asdict(transport_series(store))})
 
     @app.get("/api/runs/{key}/tree")
     def tree_json(key: str, all: bool = False) -> JSONResponse:

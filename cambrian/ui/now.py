@@ -55,9 +55,10 @@ def now_view(store: Store, now: float | None = None) -> NowView:
     now = time.time() if now is None else now
     sessions = store.events.list(SessionStarted, SessionEnded)
     live = bool(sessions) and isinstance(sessions[-1].event, SessionStarted)
-    view = NowView(live=live, transport=transport_by_model(store), at=now)
-    for _, model, at, _, error in store.contexts.transport_rows(_first_recent(store, now)):
-        if error and at >= now - RECENT_S:
+    failed = store.contexts.failed_rows()
+    view = NowView(live=live, transport=transport_by_model(store, failed), at=now)
+    for model, at, error in failed:
+        if at >= now - RECENT_S:
             kinds = view.recent_errors.setdefault(model, {})
             kind = error_kind(error)
             kinds[kind] = kinds.get(kind, 0) + 1
@@ -81,13 +82,6 @@ def now_view(store: Store, now: float | None = None) -> NowView:
         if row is not None and row.status is CandidateStatus.PENDING:
             view.evaluations.append(Running(candidate_id, row.parent_id, since))
     return view
-
-
-def _first_recent(store: Store, now: float) -> int:
-    """An id before which every call is older than ``RECENT_S`` (a cheap lower bound: the
-    last 500 calls)."""
-    recent = store.contexts.recent(1)
-    return max(0, recent[-1].id - 500) if recent else 0
 
 
 def now_json(view: NowView) -> dict[str, Any]:
