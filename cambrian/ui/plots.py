@@ -127,15 +127,16 @@ def metric_directions(store: Store) -> dict[str, str]:
 def pareto_series(store: Store, axes: tuple[str, str] | None = None) -> dict[str, Any]:
     """Correct programs on two of their numeric public metrics (``axes``, else the first two
     named), and which of them are on the Pareto front (none dominates them, each metric
-    oriented by its direction). Empty ``metrics`` when programs report fewer than two."""
+    oriented by its direction). Only metrics that vary between programs count: ``x`` is
+    None when fewer than two do."""
     direction = store.runs.info().direction
     rows = store.plot_rows.correct_metrics()
-    seen: dict[str, int] = {}
+    seen: dict[str, set[float]] = {}
     for row in rows:
         for name, value in row.metrics.items():
-            if _number(value) is not None:
-                seen[name] = seen.get(name, 0) + 1
-    metrics = [name for name, n in seen.items() if n >= 2]
+            if (number := _number(value)) is not None:
+                seen.setdefault(name, set()).add(number)
+    metrics = [name for name, values in seen.items() if len(values) >= 2]  # a constant: no axis
     if len(metrics) < 2:
         return {"metrics": metrics, "x": None, "y": None}
     if axes is None:

@@ -32,6 +32,12 @@ document.addEventListener("DOMContentLoaded", function () {
     mark(id, data.rates.proposals.length);
   }
 
+  // A range a tenth wider than the data's, so that points at its ends are drawn whole.
+  function padded(u, low, high) {
+    const pad = (high - low) / 10 || Math.abs(high) / 10 || 1;
+    return [low - pad, high + pad];
+  }
+
   function drawPareto() {
     const p = data.pareto;
     const chartBox = document.getElementById("plot-pareto-box");
@@ -52,7 +58,8 @@ document.addEventListener("DOMContentLoaded", function () {
     charts.render(document.getElementById("plot-pareto"), [xs, all, onFront],
       [charts.pointSeries("correct programs", "#a0aec0"),
        { label: "Pareto front", stroke: "#c05621", width: 2, spanGaps: true, points: { show: true, size: 8, fill: "#c05621" } }],
-      { xLabel: p.x + " (" + p.directions[p.x] + ")", yLabel: p.y + " (" + p.directions[p.y] + ")" });
+      { xLabel: p.x + " (" + p.directions[p.x] + ")", yLabel: p.y + " (" + p.directions[p.y] + ")",
+        extra: { scales: { x: { time: false, range: padded }, y: { range: padded } } } });
     mark("plot-pareto", p.id.length);
     document.getElementById("pareto-note").textContent = p.front.length + " of " + p.id.length +
       " correct programs on the front: " + p.front.map(function (i) { return "#" + i; }).join(" ");

@@ -49,7 +49,9 @@
     if (!scores.length) return function () { return "#a0aec0"; };
     const lo = d3.min(scores), hi = d3.max(scores);
     const domain = data.direction === "minimize" ? [hi, lo] : [lo, hi];
-    const scale = d3.scaleSequential(d3.interpolateViridis).domain(lo === hi ? [lo - 1, hi + 1] : domain);
+    // Yellow-green to dark blue: no red, pink, purple, brown or orange, which mark failures.
+    const ramp = function (t) { return d3.interpolateYlGnBu(0.3 + 0.7 * t); };
+    const scale = d3.scaleSequential(ramp).domain(lo === hi ? [lo - 1, hi + 1] : domain);
     legend.innerHTML = "score: <span style='color:" + scale(domain[0]) + "'>●</span> " + domain[0].toPrecision(6) +
       " … <span style='color:" + scale(domain[1]) + "'>●</span> " + domain[1].toPrecision(6) +
       " (better); " + statusLegend(true) + "; <span class='best-mark'>◯</span> best lineage";
