@@ -7,6 +7,8 @@ model's errors, retries and latency."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import pty
 import signal
@@ -18,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import screenshot, scripted_sets
+from conftest import in_thread, screenshot, scripted_sets
 from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
 from test_ui_live import read, wait_for
 
+from cambrian.api import start
 from cambrian.core.events import ControlChanged
+from cambrian.meta.guidance import GuidanceBoard
 from cambrian.search.live_feed import live_file
 
 
@@ -248,3 +252,29 @@ def test_run_with_ui_on_a_port_in_use_leaves_no_run_folder(tmp_path: Path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"cannot listen on port {port}" in done.stderr and "--ui-port" in done.stderr
     assert not run_dir.exists() and not (tmp_path / "runs").exists()
+
+
+def test_guidance_too_long_for_the_window_is_shortened_visibly(page: Any, serve: Any,
+                                                               tmp_path: Path):
+    """Within prompt.max_guidance_chars but beyond what a small window holds beside the
+    program: the prompt shows it shortened and says so, and the candidate page says so."""
+    task = write_counter_task(tmp_path / "task")
+    marker = "GUIDANCE-HEAD keep the value odd. "
+    with ScriptedLLM(incrementing) as llm:
+        model = llm.model_config(context_window=3072)
+        evolution = start(task, run_dir=tmp_path / "runs" / "small-window", overrides=[
+            "llm.models=" + json.dumps([model]), "evolution.generations=2",
+            "novelty.enabled=false", "meta.enabled=false", "prompt.max_guidance_chars=40000"])
+        GuidanceBoard(evolution.ctx.recorder, evolution.run_dir).change(
+            "append", marker + "and more words " * 2000, source="test")
+        in_thread(lambda: asyncio.run(evolution.run()))
+        evolution.store.close()
+    prompts = read(tmp_path / "runs" / "small-window", lambda s: [
+        "\n".join(m["content"] for m in c.messages) for c in s.contexts.list("mutation")])
+    assert prompts and all(marker.strip() in p and "[shortened for this prompt:" in p
+                           for p in prompts)
+    child = read(tmp_path / "runs" / "small-window",
+                 lambda s: [c.id for c in s.candidates.list() if c.id != 1][0])
+    base = serve([tmp_path / "runs"])
+    page.goto(f"{base}/runs/small-window/candidates/{child}")
+    assert "guidance was shortened" in page.locator("#guidance-shortened").inner_text()
