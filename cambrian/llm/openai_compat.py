@@ -94,7 +94,7 @@ class OpenAICompatibleProvider(RemoteProvider):
 
     async def _send(self, request: LLMRequest) -> Any:
         # The SDK's ``chat.completions.create`` first walks the body through its typed
-        # transform (about 40% of the main process's CPU per call, measured by
+        # transform (a third of the SDK's CPU per call in a run profiled by
         # benchmarks/profile_generations.py), which a body of plain strings and numbers does not
         # need: the same POST, the same parsed ChatCompletion, without it.
         body = self._request_body(request)
