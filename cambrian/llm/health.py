@@ -21,6 +21,7 @@ _KINDS = {"LLMTimeout": "timeout", "LLMRateLimited": "rate limited",
           "ContextOverflow": "context overflow", "LLMBadRequest": "bad request"}
 RETRIED_MARK = "; retried)"
 BUCKET_S = 60.0
+YOUNG_BUCKET_S, YOUNG_SPAN_S = 10.0, 600.0  # slots of a run whose requests span < 10 min
 LATENCY_WINDOW = 1000  # the answered requests the latency figures are read from (the latest)
 
 
@@ -59,11 +60,12 @@ class ModelTransport:
 
 @dataclass
 class TransportSeries:
-    """Per minute of the run (from its first request): each model's requests, errors, retries
-    and median latency; what the overview plots."""
+    """Per slot of the run (from its first request; ``bucket_s`` long): each model's requests,
+    errors, retries and median latency; what the overview plots."""
 
-    minutes: list[float] = field(default_factory=list)
+    minutes: list[float] = field(default_factory=list)  # each slot's start
     models: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    bucket_s: float = BUCKET_S
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -98,13 +100,16 @@ def transport_by_model(store: Store, failed: list[tuple[str, float, str]] | None
     return [found[m] for m in sorted(found)]
 
 
-def transport_series(store: Store, bucket_s: float = BUCKET_S) -> TransportSeries:
-    """The run's requests per ``bucket_s`` seconds, per model: requests, errors, retried
-    attempts and the median latency of those answered."""
+def transport_series(store: Store, bucket_s: float | None = None) -> TransportSeries:
+    """The run's requests per ``bucket_s`` seconds (None: 10 s while the requests span less
+    than ten minutes, else a minute), per model: requests, errors, retried attempts and the
+    median latency of those answered."""
     rows = store.contexts.transport_rows()
     if not rows:
         return TransportSeries()
     start = rows[0][2]
+    if bucket_s is None:
+        bucket_s = YOUNG_BUCKET_S if rows[-1][2] - start < YOUNG_SPAN_S else BUCKET_S
     last = int((rows[-1][2] - start) // bucket_s)
     counts: dict[str, dict[str, Counter[int]]] = {}
     answered: dict[str, dict[int, list[float]]] = {}
@@ -118,7 +123,8 @@ def transport_series(store: Store, bucket_s: float = BUCKET_S) -> TransportSerie
             mine["retried"][slot] += RETRIED_MARK in error
         else:
             answered.setdefault(model, {}).setdefault(slot, []).append(latency)
-    series = TransportSeries(minutes=[round(i * bucket_s / 60.0, 2) for i in range(last + 1)])
+    series = TransportSeries(minutes=[round(i * bucket_s / 60.0, 3) for i in range(last + 1)],
+                             bucket_s=bucket_s)
     for model in sorted(counts):
         columns: dict[str, list[float | None]] = {
             name: [float(counter.get(i, 0)) for i in range(last + 1)]

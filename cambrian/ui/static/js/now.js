@@ -1,6 +1,6 @@
 // The overview's "doing now" panel: the live channel's state (live.js keeps it on #live), how
 // long each proposal and evaluation in flight has been going, and each model's LLM errors,
-// retries and latency per minute (fetched again at most every five seconds while the run
+// retries and latency per time slot (fetched again at most every five seconds while the run
 // reports events).
 (function () {
   "use strict";
@@ -47,6 +47,10 @@
   function draw(data) {
     const minutes = data.series.minutes;
     const models = Object.keys(data.series.models).sort();
+    const slot = data.series.bucket_s >= 60 ? "per minute" : "per " + data.series.bucket_s + " s";
+    document.querySelectorAll("#now .transport-slot").forEach(function (element, i) {
+      element.textContent = i === 0 ? slot : "(median of the answered requests " + slot + ", s)";
+    });
     const errors = document.getElementById("chart-llm-errors");
     const latency = document.getElementById("chart-llm-latency");
     errors.dataset.points = String(minutes.length);
