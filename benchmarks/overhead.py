@@ -230,6 +230,7 @@ def novelty_cost(count: int, workdir: Path, lookups: int = 200) -> dict[str, flo
         found += nearest is not None and nearest[1] == int(source) + 1
     lookup_ms = 1000 * float(np.median(times))
     lookup_p90_ms = 1000 * float(np.percentile(times, 90))
+    del index  # the restore below builds its own: one index in memory at a time
 
     store = Store.open(workdir / "novelty", create=True)
     with store.transaction():
