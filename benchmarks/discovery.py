@@ -41,6 +41,7 @@ from typing import Any
 
 import yaml
 
+from cambrian.core.events import IntentBanditSnapshot, MovesDerived, StepScoreChecked
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.store.store import Store
@@ -97,6 +98,11 @@ class RunFigures:
     # intent (or the patch kind when the schedule is off) -> proposals, evaluated, correct,
     # better than the parent
     by_intent: dict[str, list[int]] = field(default_factory=dict)
+    # Issue 31: the moves the model derived, the checks of its step scores (accepted, reason)
+    # and the intent bandit's latest shares per island.
+    derived_moves: list[str] = field(default_factory=list)
+    score_checks: list[list[Any]] = field(default_factory=list)
+    intent_shares: dict[int, dict[str, float]] = field(default_factory=dict)
 
     @property
     def structural_llm_step(self) -> bool:
@@ -172,6 +178,9 @@ def analyse(run_dir: Path, task: str, seed: int, wall_s: float) -> RunFigures:
         objective = Objective.of(store.runs.info().direction)
         rows = {row.id: row for row in store.candidates.list()}
         contexts = sorted(store.contexts.list(), key=lambda c: c.id)
+        moves = [e.moves for e in store.events.of_type(MovesDerived)]
+        checks = [[e.accepted, e.reason] for e in store.events.of_type(StepScoreChecked)]
+        shares = {e.island: dict(e.shares) for e in store.events.of_type(IntentBanditSnapshot)}
     finally:
         store.close()
     better = objective.better
@@ -240,7 +249,7 @@ def analyse(run_dir: Path, task: str, seed: int, wall_s: float) -> RunFigures:
     evaluations = sum(1 for r in rows.values() if r.id != 1 and r.status.evaluated)
     return RunFigures(task, seed, len(contexts), len(mutation), evaluations, initial, best,
                       best_after, gain, evaluable, correct_calls, improving, chain, wall_s,
-                      by_intent)
+                      by_intent, moves[-1] if moves else [], checks, shares)
 
 
 def spent_calls(run_dir: Path) -> int:
@@ -309,6 +318,15 @@ def report(figures: list[RunFigures]) -> str:
         lines.append("    by intent (proposals / evaluated / correct / better): " + ", ".join(
             f"{intent} {'/'.join(map(str, counts))}"
             for intent, counts in sorted(f.by_intent.items())))
+        if f.derived_moves:
+            lines.append("    moves derived: " + " | ".join(m.split(":")[0] for m in f.derived_moves))
+        if f.score_checks:
+            lines.append(f"    step scores checked: {len(f.score_checks)}, refused "
+                         f"{sum(not accepted for accepted, _ in f.score_checks)}")
+        for island, shares in sorted(f.intent_shares.items()):
+            lines.append(f"    intent shares, island {island}: " + ", ".join(
+                f"{name} {share:.0%}" for name, share in sorted(shares.items(),
+                                                                key=lambda kv: -kv[1])))
         for step in f.chain:
             lines.append(f"    step: candidate {step.candidate} ({step.operator}, {step.change}) "
                          f"{fmt(step.score)} (+{step.gain:.4g}) {step.description}")

@@ -103,7 +103,8 @@ def run(tmp_path: Path, score_line: str, generations: int) -> Store:
             # Only the step's intent, so that every proposal is one the script answers; the
             # moves are the model's (the general ones off), the score unchecked by the task.
             "mutation.schedule=linear", "mutation.types=[improve_step]",
-            "mutation.general_moves=false"])
+            "mutation.general_moves=false",
+            "database.num_islands=1"])  # one island: its bandit's snapshots come every 5 pulls
         try:
             asyncio.run(evolution.run())
         finally:
