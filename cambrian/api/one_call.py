@@ -16,14 +16,14 @@ sent with it by value.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import textwrap
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from cambrian.api.inline import EvolutionResult, run_evolution
+from cambrian.task.inline import sent_by_value
 
 
 def _source(obj: Any, what: str) -> str:
@@ -48,26 +48,6 @@ def _options(iterations: int | None, options: dict[str, Any]) -> dict[str, Any]:
             raise TypeError("give iterations or generations, not both")
         options["generations"] = iterations
     return options
-
-
-@contextlib.contextmanager
-def _sent_by_value(function: Callable[..., Any]) -> Iterator[None]:
-    """While the run starts (when its evaluator is pickled), ``function``'s module travels by
-    value if a fresh interpreter could not import it (a script, a test module)."""
-    import cloudpickle
-
-    from cambrian.task.inline import _installed
-
-    module = inspect.getmodule(function)
-    by_value = (module is not None and module.__name__ != "__main__" and not _installed(module)
-                and module.__name__ not in cloudpickle.list_registry_pickle_by_value())
-    if by_value:
-        cloudpickle.register_pickle_by_value(module)
-    try:
-        yield
-    finally:
-        if by_value:
-            cloudpickle.unregister_pickle_by_value(module)
 
 
 def function_cases_evaluator(name: str, cases: list[tuple[Any, Any]]) -> Callable[[str], dict]:
@@ -157,7 +137,7 @@ def evolve_algorithm(algorithm_class: type, benchmark: Callable[[Any], Any], *,
         raise TypeError("evolve_algorithm takes a class (evolve_function takes a function)")
     evaluator = benchmark_evaluator(algorithm_class.__name__, benchmark)
     options.setdefault("name", algorithm_class.__name__)
-    with _sent_by_value(benchmark):
+    with sent_by_value(benchmark):
         return run_evolution(_source(algorithm_class, "the class"), evaluator,
                              **_options(iterations, options))
 

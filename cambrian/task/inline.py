@@ -16,11 +16,12 @@ error (:class:`EvaluatorNotPicklable`)."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import shutil
 import sysconfig
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,8 +180,10 @@ def _installed(module: Any) -> bool:
     return any(resolved.is_relative_to(root) for root in roots)
 
 
-def pickle_function(function: Callable[..., Any]) -> bytes:
-    """``function`` serialised for the evaluation process (see the module's docstring)."""
+@contextlib.contextmanager
+def sent_by_value(function: Callable[..., Any]) -> Iterator[None]:
+    """While it lasts, pickling sends ``function``'s module by value when a fresh interpreter
+    could not import it (a notebook's, a script's, a test module's)."""
     import cloudpickle
 
     module = inspect.getmodule(function)
@@ -189,14 +192,23 @@ def pickle_function(function: Callable[..., Any]) -> bytes:
     if by_value:
         cloudpickle.register_pickle_by_value(module)
     try:
-        return cloudpickle.dumps(function)
-    except Exception as exc:  # noqa: BLE001 - whatever the pickler refuses
-        raise EvaluatorNotPicklable(
-            f"the evaluator {_function_name(function)} cannot be sent to the evaluation process: "
-            f"cloudpickle could not serialise it ({type(exc).__name__}: {exc}). Evaluations run "
-            "in a separate, sandboxed process, so the function must not hold open files, locks, "
-            "connections or similar live objects; create those inside the function, or pass an "
-            "evaluator file or task folder instead") from None
+        yield
     finally:
         if by_value:
             cloudpickle.unregister_pickle_by_value(module)
+
+
+def pickle_function(function: Callable[..., Any]) -> bytes:
+    """``function`` serialised for the evaluation process (see the module's docstring)."""
+    import cloudpickle
+
+    with sent_by_value(function):
+        try:
+            return cloudpickle.dumps(function)
+        except Exception as exc:  # noqa: BLE001 - whatever the pickler refuses
+            raise EvaluatorNotPicklable(
+                f"the evaluator {_function_name(function)} cannot be sent to the evaluation process: "
+                f"cloudpickle could not serialise it ({type(exc).__name__}: {exc}). Evaluations run "
+                "in a separate, sandboxed process, so the function must not hold open files, locks, "
+                "connections or similar live objects; create those inside the function, or pass an "
+                "evaluator file or task folder instead") from None
