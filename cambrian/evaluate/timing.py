@@ -105,16 +105,19 @@ def _calls_for(function: Callable[[], Any], synchronize: Callable[[], None] | No
         calls = max(calls * 2, int(calls * min_sample_s / max(elapsed, 1e-9) * 1.2))
 
 
+_clock: Callable[[], float] = time.perf_counter  # what the samples read (tests replace it)
+
+
 def _timed(function: Callable[[], Any], calls: int,
            synchronize: Callable[[], None] | None) -> float:
     if synchronize is not None:
         synchronize()
-    started = time.perf_counter()
+    started = _clock()
     for _ in range(calls):
         function()
     if synchronize is not None:
         synchronize()
-    return time.perf_counter() - started
+    return _clock() - started
 
 
 def time_call(function: Callable[[], Any], *, warmup: int = 3, repeats: int = 20,

@@ -221,7 +221,10 @@ def load_task(task_dir: Path, config: RunConfig) -> Task:
     program_files: tuple[str, ...] = ()
     if settings.files:
         program_files, entry = _listed_files(root, settings.files, settings.initial_program)
-        if len(program_files) > 1 and "improve_step" in config.mutation.types:
+        # Listed by the task's own config: an error; among the default intents it is simply
+        # never usable on such a program (mutate/step/intent.py).
+        if len(program_files) > 1 and "improve_step" in config.mutation.types \
+                and "types" in config.mutation.model_fields_set:
             raise TaskError("mutation.types lists improve_step, which wires a step into a "
                             "one-file program; a program of several files (task.files) "
                             "cannot take it")

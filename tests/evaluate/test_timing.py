@@ -3,8 +3,11 @@ and a speed-up that counts only beyond the noise; correctness checks before any 
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from cambrian.evaluate import timing
 from cambrian.evaluate.timing import check_close, compare_speed, time_call
 
 
@@ -45,9 +48,25 @@ def test_a_slower_candidate_counts_as_slower() -> None:
     assert speed.significant and speed.credited < 0.6, speed
 
 
-def test_the_same_code_is_credited_no_speed_up() -> None:
-    speed = compare_speed(lambda: work(5_000), lambda: work(5_000), rounds=11)
-    assert speed.credited == 1.0, speed  # whatever the noise made of the ratio
+def test_the_same_code_is_credited_no_speed_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two calls of the same cost under noise (a clock the calls advance by 1 ms, each sample
+    off by up to 40% at random, as a loaded machine makes it): no speed-up is credited,
+    whatever the ratio of the medians came out as. A real clock would make this a timed test."""
+    clock = [0.0]
+    jitter = random.Random(3)
+
+    def same_cost() -> None:
+        clock[0] += 0.001 * (1 + 0.4 * jitter.random())
+
+    monkeypatch.setattr(timing, "_clock", lambda: clock[0])
+    speed = compare_speed(same_cost, same_cost, rounds=11)
+    assert speed.credited == 1.0, speed
+
+    def half_cost() -> None:  # under the same noise, half the cost is credited as about 2x
+        clock[0] += 0.0005 * (1 + 0.4 * jitter.random())
+
+    faster = compare_speed(half_cost, same_cost, rounds=11)
+    assert faster.significant and 1.6 < faster.credited < 2.5, faster
 
 
 def test_check_close_names_what_differs() -> None:

@@ -20,6 +20,7 @@ from cambrian.mutate.step.python import SCORE_PREFIX, Scaffold
 from cambrian.mutate.step.wiring import scaffold, step_instruction
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import STEP_MOVES
+from cambrian.task.program_files import is_bundle
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,10 @@ class StepIntent(MutationIntent):
             return None
         found = services.cache(self.name)
         if parent_id not in found:
-            found[parent_id] = scaffold(services.view(parent_id).source, services.language,
-                                        services.given_score)
+            source = services.view(parent_id).source
+            # The step wires into a one-file program; a program of several files takes none.
+            found[parent_id] = (None if is_bundle(source) else
+                                scaffold(source, services.language, services.given_score))
         step: Scaffold | None = found[parent_id]
         return step
 
