@@ -75,6 +75,7 @@ class RunStatus:
     best_score: float | None
     best_id: int | None
     llm_calls: int
+    calls_by_purpose: dict[str, int]  # LLM calls by what they were for (mutation, novelty...)
     proposal_success: float | None  # share of mutation calls that yielded a program
     # Shares of evaluated children: correct, and screened out at a tiered evaluation's quick
     # stage (no full-set score, so neither correct nor incorrect; the rest were incorrect).
@@ -188,6 +189,7 @@ def run_status(store: Store) -> RunStatus:
         best_score=best.score if best else None,
         best_id=best.id if best else None,
         llm_calls=store.contexts.count(),
+        calls_by_purpose=store.contexts.count_by_purpose(),
         proposal_success=_rate(sum(m.programs for m in models),
                                sum(m.mutation_calls for m in models)),
         correct_rate=_rate(sum(r.status is CandidateStatus.CORRECT for r in evaluated),

@@ -35,7 +35,10 @@ def status(run_dir: Path = typer.Argument(...)) -> None:
     table.add_row("initial score", fmt(st.initial_score))
     table.add_row("best score", f"{fmt(st.best_score)} (candidate {st.best_id})"
                   if st.best_id is not None else "none (no correct program yet)")
-    table.add_row("LLM calls", str(st.llm_calls))
+    purposes = sorted(st.calls_by_purpose.items(), key=lambda item: (-item[1], item[0]))
+    table.add_row("LLM calls", str(st.llm_calls) + (
+        " (" + ", ".join(f"{purpose} {count}" for purpose, count in purposes) + ")"
+        if len(purposes) > 1 else ""))
     table.add_row("mutation calls yielding a program", pct(st.proposal_success))
     table.add_row("evaluated children correct", pct(st.correct_rate))
     if st.by_status.get("screened"):  # tiered judging: stopped at the quick stage

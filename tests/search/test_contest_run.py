@@ -7,6 +7,7 @@ in the phase it was in."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,11 @@ def test_contest_search_shows_niches_phases_reflection_and_subproblems(tmp_path:
     assert status.returncode == 0, status.stderr
     for shown in ("search phases", "exploration", "strategy niches", "self-reflection"):
         assert shown in status.stdout, shown
+    # The LLM calls by what they were for: the proposals', the tagger's, the reflections'.
+    flat = " ".join(status.stdout.replace("│", " ").split())  # cells wrap in a narrow table
+    calls = re.search(r"LLM calls \d+ \(([^)]*)\)", flat)
+    assert calls and {part.split()[0] for part in calls[1].split(", ")} >= {
+        "mutation", "strategy_tag", "reflection"}, flat[:1500]
     assert report.returncode == 0, report.stderr
     html = (tmp_path / "report.html").read_text()
     for shown in ("Search phases", "exploration", "Strategy niches", "local search",
