@@ -162,6 +162,7 @@ def model_rows(store: Store, rows: list[CandidateRow], objective: Objective) -> 
 def run_status(store: Store) -> RunStatus:
     info = store.runs.info()
     objective = Objective.of(info.direction)
+    calls_by_purpose = store.contexts.count_by_purpose()
     rows = store.candidates.list()
     by_status: dict[CandidateStatus, int] = {}
     for row in rows:
@@ -188,8 +189,8 @@ def run_status(store: Store) -> RunStatus:
         initial_score=initial.score if initial else None,
         best_score=best.score if best else None,
         best_id=best.id if best else None,
-        llm_calls=store.contexts.count(),
-        calls_by_purpose=store.contexts.count_by_purpose(),
+        llm_calls=sum(calls_by_purpose.values()),
+        calls_by_purpose=calls_by_purpose,
         proposal_success=_rate(sum(m.programs for m in models),
                                sum(m.mutation_calls for m in models)),
         correct_rate=_rate(sum(r.status is CandidateStatus.CORRECT for r in evaluated),

@@ -158,6 +158,7 @@ class Decomposition(LoopHook):
         return len(self.subproblems) >= 2
 
     def _adopt(self, subproblems: list[SubproblemConfig]) -> None:
+        """These sub-problems, every stored correct program ranked on each."""
         self.subproblems = subproblems
         self.book = SubproblemBook(subproblems, self.objective, self.config.population)
         correct = [row.id for row in self.store.candidates.list(CandidateStatus.CORRECT)]
@@ -182,15 +183,12 @@ class Decomposition(LoopHook):
             self._adopt(proposed_subproblems(self._proposal))
 
     def restore(self) -> None:
-        if not self.config.subproblems:
+        subproblems = list(self.config.subproblems)
+        if not subproblems:
             proposals = self.store.events.of_type(SubproblemsProposed)
             self._proposal = proposals[-1] if proposals else None
-            self.subproblems = proposed_subproblems(self._proposal)
-            self.book = SubproblemBook(self.subproblems, self.objective,
-                                       self.config.population)
-        correct = [row.id for row in self.store.candidates.list(CandidateStatus.CORRECT)]
-        for candidate_id, result in self.store.evaluations.latest_of(set(correct)).items():
-            self.book.observe(candidate_id, case_scores(result))
+            subproblems = proposed_subproblems(self._proposal)
+        self._adopt(subproblems)
         for event in self.store.events.of_type(StrategyTransfer):
             self._transferred.add((event.family, event.target))
         for combined in self.store.events.of_type(SubsolutionsCombined):
