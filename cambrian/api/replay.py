@@ -23,20 +23,12 @@ from typing import Any
 
 from cambrian.api.blocking import run_blocking
 from cambrian.api.inline import model_entry
-from cambrian.api.runs import (
-    _build,
-    _create_run,
-    _remove_run_files,
-    claim_folder,
-    code_version,
-    make_run_folder,
-    resume,
-)
+from cambrian.api.runs import code_version, create_run, resume
 from cambrian.config import ConfigError, RunConfig, build_config
 from cambrian.core.events import CandidateEvaluated, SessionEnded, kind_of
 from cambrian.core.objective import Objective
 from cambrian.llm.base import LLMProvider, estimate_tokens
-from cambrian.llm.factory import build_providers, configured_secrets
+from cambrian.llm.factory import build_providers
 from cambrian.llm.providers import PROVIDERS
 from cambrian.llm.replay_provider import ReplayProvider, ReplyBook
 from cambrian.search.build import check_names, check_task_settings
@@ -55,7 +47,6 @@ from cambrian.search.replay_schedule import (
     hold_side_steps,
 )
 from cambrian.store.rows import RunInfo
-from cambrian.store.run_files import write_config
 from cambrian.store.store import Store, StoreError
 from cambrian.task.folder import load_task
 
@@ -237,19 +228,8 @@ def _create(target: Path, task_dir: Path, config: RunConfig,
     task = load_task(task_dir, config)
     check_names(config)
     check_task_settings(task)
-    claim_folder(target)
-    made = make_run_folder(target)
-    store: Store | None = None
-    try:
-        store = Store.open(target, create=True, secrets=configured_secrets(config.llm))
-        _create_run(store, task, config)
-        write_config(target, config)
-        return _build(target, task, config, store, dict(providers), None)
-    except BaseException:
-        if store is not None:
-            store.close()
-        _remove_run_files(target, made)
-        raise
+    evolution, _ = create_run(target, task, config, dict(providers), None)
+    return evolution
 
 
 async def _served(evolution: Evolution, sequencer: Sequencer) -> tuple[StopKind, str]:

@@ -130,19 +130,27 @@ def start(
     check_task_settings(task, resolved)
     providers = providers if providers is not None else build_providers(resolved.llm)
     target = Path(run_dir) if run_dir is not None else default_run_dir(task)
+    evolution, made = create_run(target, task, resolved, providers, subscribers)
+    evolution.folder_before_run = (None if made is not None
+                                   else frozenset(p.name for p in target.iterdir()
+                                                  if p.name not in _RUN_FILES))
+    evolution.folder_made = made
+    return evolution
+
+
+def create_run(target: Path, task: Task, config: RunConfig,
+               providers: dict[str, LLMProvider], subscribers: list[Subscriber] | None,
+               ) -> tuple[Evolution, Path | None]:
+    """The run folder made (or claimed), its store, run row and config written, the loop
+    built; and the outermost folder made (None: it existed). A failure removes what it made."""
     claim_folder(target)
     made = make_run_folder(target)
     store: Store | None = None
     try:
-        store = Store.open(target, create=True, secrets=configured_secrets(resolved.llm))
-        _create_run(store, task, resolved)
-        write_config(target, resolved)
-        evolution = _build(target, task, resolved, store, providers, subscribers)
-        evolution.folder_before_run = (None if made is not None
-                                       else frozenset(p.name for p in target.iterdir()
-                                                      if p.name not in _RUN_FILES))
-        evolution.folder_made = made
-        return evolution
+        store = Store.open(target, create=True, secrets=configured_secrets(config.llm))
+        _create_run(store, task, config)
+        write_config(target, config)
+        return _build(target, task, config, store, providers, subscribers), made
     except BaseException:
         if store is not None:
             store.close()
