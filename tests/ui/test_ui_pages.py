@@ -135,3 +135,31 @@ def test_compare_with_an_imported_shinka_run(page: Any, serve: Any, stored_runs:
     assert page.locator("#steer").count() == 0
     page.goto(base + "/runs/shinka_results/candidates/2")
     assert "STEP = 0.4" in page.locator("#code").inner_text()
+
+
+def test_a_server_that_stops_answering_is_shown_not_thrown(page: Any, tmp_path: Path,
+                                                          stored_runs: Path):
+    """The pages poll the server; once it is gone every poll says so in one banner instead of
+    raising an unhandled 'Failed to fetch' (the page fixture fails on any page error)."""
+    from cambrian.ui.server import BackgroundServer, build_server
+
+    server = BackgroundServer(build_server([stored_runs], port=0,
+                                           cache_dir=tmp_path / "ui-cache")).start()
+    page.goto(server.url)
+    page.goto(server.base + "/runs/counter-run")
+    answered = page.evaluate("async () => (await cambrianFetch('/api/runs/counter-run/series')).ok")
+    assert answered is True and page.locator("#server-unreachable").count() == 0
+    server.stop()
+    assert page.evaluate("async () => await cambrianFetch('/api/runs/counter-run/series')") is None
+    banner = page.locator("#server-unreachable")
+    banner.wait_for()
+    assert "server is not answering" in banner.inner_text()
+    assert page.evaluate("document.documentElement.dataset.server") == "unreachable"
+
+
+def test_every_script_polls_through_the_guarded_fetch():
+    """A bare fetch() rejects when the server is gone; the scripts use cambrianFetch (net.js)."""
+    scripts = Path(__file__).parents[2] / "cambrian" / "ui" / "static" / "js"
+    bare = [path.name for path in scripts.glob("*.js")
+            if path.name != "net.js" and re.search(r"(?<![\w.])fetch\(", path.read_text())]
+    assert bare == []

@@ -36,7 +36,8 @@
   }
 
   axis.addEventListener("change", draw);
-  fetch(element.dataset.url).then(function (r) { return r.json(); }).then(function (data) {
+  cambrianFetch(element.dataset.url).then(function (r) { return r && r.ok ? r.json() : null; }).then(function (data) {
+    if (!data) return;
     runs = data.runs;
     draw();
   });

@@ -18,8 +18,8 @@
     busy = true;
     try {
       await Promise.all(fragments.map(async function (element) {
-        const response = await fetch(element.dataset.fragment, { headers: { Accept: "text/html" } });
-        if (response.ok) element.innerHTML = await response.text();
+        const response = await cambrianFetch(element.dataset.fragment, { headers: { Accept: "text/html" } });
+        if (response && response.ok) element.innerHTML = await response.text();
       }));
     } finally {
       busy = false;

@@ -36,8 +36,8 @@
     pending = false;
     busy = true;
     try {
-      const response = await fetch(url);
-      if (!response.ok) return;
+      const response = await cambrianFetch(url);
+      if (!response || !response.ok) { pending = true; return; }
       draw(await response.json());
     } finally {
       busy = false;

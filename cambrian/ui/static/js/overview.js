@@ -47,7 +47,8 @@
     try {
       const incremental = query();
       full = false;
-      const response = await fetch(url + incremental);
+      const response = await cambrianFetch(url + incremental);
+      if (!response) { pending = true; return; }
       if (!response.ok) { full = true; return; }
       const data = await response.json();
       if (!incremental) {

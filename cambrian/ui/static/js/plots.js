@@ -92,7 +92,8 @@ document.addEventListener("DOMContentLoaded", function () {
   }
 
   async function load() {
-    const response = await fetch(url + (axes ? "?pareto=" + encodeURIComponent(axes) : ""));
+    const response = await cambrianFetch(url + (axes ? "?pareto=" + encodeURIComponent(axes) : ""));
+    if (!response) { stale = true; return; }
     if (!response.ok) return;
     data = await response.json();
     draw();

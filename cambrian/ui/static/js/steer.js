@@ -18,12 +18,15 @@
     result.className = "small " + (failed ? "error" : "ok");
   }
 
+  const UNREACHABLE = "not sent: the server is not answering";
+
   async function post(path, body) {
-    const response = await fetch("/api/runs/" + encodeURIComponent(run) + path, {
+    const response = await cambrianFetch("/api/runs/" + encodeURIComponent(run) + path, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
+    if (!response) throw new Error(UNREACHABLE);
     const data = await response.json().catch(function () { return {}; });
     if (!response.ok) {
       const error = new Error(typeof data.detail === "string" ? data.detail : response.statusText);
@@ -135,8 +138,9 @@
     load.addEventListener("click", async function () {
       const target = targetSelect ? targetSelect.value : "";
       try {
-        const response = await fetch("/api/runs/" + encodeURIComponent(run) + "/guidance?target=" +
-                                     encodeURIComponent(target));
+        const response = await cambrianFetch("/api/runs/" + encodeURIComponent(run) + "/guidance?target=" +
+                                             encodeURIComponent(target));
+        if (!response) throw new Error(UNREACHABLE);
         const data = await response.json();
         if (!response.ok) throw new Error(data.detail || response.statusText);
         text.value = data.active;

@@ -138,7 +138,8 @@
   }
 
   async function load(refit) {
-    const response = await fetch(box.dataset.url + (showRefused.checked ? "?all=1" : ""));
+    const response = await cambrianFetch(box.dataset.url + (showRefused.checked ? "?all=1" : ""));
+    if (!response) { stale = true; return; }
     if (!response.ok) { box.textContent = "Could not load the tree."; return; }
     const previous = data;
     data = await response.json();
