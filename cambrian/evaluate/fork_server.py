@@ -1,6 +1,7 @@
 """A warm interpreter that forks one contained evaluation per request (stdlib only; run by path).
 
-    python fork_server.py CONFIG_JSON      (CONFIG: socket_fd, parent_pid, preload, local_names)
+    python fork_server.py CONFIG_JSON      (CONFIG: socket_fd, parent_pid, preload, local_names,
+                                            own_scripts, own_modules)
 
 `warm_worker.py` starts one per evaluator, with the evaluation's allow-listed environment and
 a parent-death signal. It imports what the evaluator imports at its top level -- standard
@@ -15,7 +16,10 @@ and samples, parent-death signals all the way down. Only the last step differs: 
 exec'ing a fresh interpreter that would import everything again, the contained command process
 runs the script in the already-warm interpreter (`runpy`, as `python SCRIPT ARGS` would: its
 folder first on sys.path, `__main__`, SystemExit codes, atexit handlers), with a fresh random
-seed and no descriptor but stdin, stdout and stderr.
+seed and no descriptor but stdin, stdout and stderr. Cambrian's own stdlib-only files that every
+evaluation runs (`own_scripts`: module_runner.py; `own_modules`: cascade_stages.py, under the
+name module_runner looks up) are compiled and loaded here once instead of in every child; the
+child writes no bytecode (its scratch folder is new each time, so none would be read again).
 
 Messages (JSON, one per SOCK_SEQPACKET datagram):
     server -> cambrian  {"ready": true, "loaded": [...], "failed": {...}, "collisions": [...],
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import importlib
 import importlib.util
 import json
@@ -46,6 +51,7 @@ import signal
 import socket
 import sys
 import traceback
+import types
 
 MAX_MESSAGE = 1 << 20
 RUN_FAILED_EXIT_CODE = 126
@@ -122,6 +128,49 @@ def _finish_interpreter() -> None:
             stream.flush()
 
 
+# script path -> ((mtime_ns, size) when compiled, code): Cambrian's own scripts, compiled once.
+OWN_SCRIPTS: dict[str, tuple[tuple[int, int], types.CodeType]] = {}
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    status = os.stat(path)
+    return status.st_mtime_ns, status.st_size
+
+
+def load_own(scripts: list[str], modules: dict[str, str]) -> None:
+    """Compile Cambrian's own scripts and import its own modules (by path, under the given
+    names) ahead of every evaluation; one that fails is left to the evaluation as before."""
+    for script in scripts:
+        with contextlib.suppress(OSError, SyntaxError, ValueError):
+            stamp = _stamp(script)
+            with open(script, "rb") as handle:
+                OWN_SCRIPTS[script] = (stamp, compile(handle.read(), script, "exec"))
+    for name, path in modules.items():
+        with contextlib.suppress(Exception):
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+            sys.modules[name] = module
+
+
+def _run_main(script: str) -> None:
+    """``runpy.run_path(script, run_name="__main__")``, from the compiled code when it is one of
+    Cambrian's own scripts, unchanged since."""
+    compiled = OWN_SCRIPTS.get(script)
+    try:
+        fresh = compiled is not None and _stamp(script) == compiled[0]
+    except OSError:
+        fresh = False
+    if not fresh:
+        runpy.run_path(script, run_name="__main__")
+        return
+    main_module = types.ModuleType("__main__")
+    main_module.__dict__.update(__file__=script, __cached__=None, __loader__=None,
+                                __package__="", __spec__=None)
+    sys.modules["__main__"] = main_module
+    exec(compiled[1], main_module.__dict__)  # type: ignore[index]  # noqa: S102
+
+
 def run_script(command: list[str]) -> int:
     """``python SCRIPT ARGS`` in this interpreter (the contained command process)."""
     script = command[1]
@@ -130,7 +179,9 @@ def run_script(command: list[str]) -> int:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    gc.enable()  # off in the shim and its init (`child_main`), on for the command as ever
     _reseed()
+    sys.dont_write_bytecode = True
     tempfile = sys.modules.get("tempfile")
     if tempfile is not None:
         tempfile.tempdir = None  # TMPDIR is the scratch folder's now
@@ -138,7 +189,7 @@ def run_script(command: list[str]) -> int:
     sys.path.insert(0, os.path.dirname(os.path.realpath(script)))
     code = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        _run_main(script)
     except SystemExit as exit_:
         code = _exit_code(exit_.code)
     except BaseException:  # noqa: BLE001 - reported like the interpreter does
@@ -160,6 +211,9 @@ def _high(fd: int) -> int:
 def child_main(request: dict, fds: list[int]) -> None:
     """The forked child: becomes the evaluation's shim. Never returns."""
     code = RUN_FAILED_EXIT_CODE
+    # The shim and its init allocate little and live as long as the evaluation: no collector
+    # passes over the server's objects (each would copy the pages it touches).
+    gc.disable()
     try:
         os.setsid()
         signal.set_wakeup_fd(-1)
@@ -292,6 +346,9 @@ def main(argv: list[str]) -> int:
     sys.path[:] = [entry for entry in sys.path
                    if not entry or os.path.realpath(entry) != os.path.realpath(own)]
     loaded, failed = preload(list(config.get("preload", [])))
+    load_own(list(config.get("own_scripts", [])), dict(config.get("own_modules", {})))
+    gc.collect()
+    gc.freeze()  # what is loaded now stays out of every child's collections (no copied pages)
     local = set(config.get("local_names", []))
     collisions = sorted(local & {name.split(".")[0] for name in sys.modules})
     server = Server(sock)

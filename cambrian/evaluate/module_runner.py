@@ -21,7 +21,6 @@ OUT.json is one of:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib.util
 import inspect
@@ -32,12 +31,13 @@ import sys
 import traceback
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 MAX_DEPTH = 64
 MAX_NOTES = 50
 EXCEPTION_EXIT_CODE = 1
 FALLBACK_MODULE_NAME = "cambrian_task_evaluator"
+CASCADE_MODULE_NAME = "_cambrian_cascade_stages"
 
 
 class _Converter:
@@ -200,7 +200,10 @@ def _cascade_module() -> Any:
     """cascade_stages.py beside this file, however this file was started (by path, with -m,
     or under another interpreter that has no cambrian installed)."""
     path = Path(__file__).resolve().with_name("cascade_stages.py")
-    spec = importlib.util.spec_from_file_location("_cambrian_cascade_stages", path)
+    loaded = sys.modules.get(CASCADE_MODULE_NAME)  # loaded ahead by the warm worker's server
+    if loaded is not None and getattr(loaded, "__file__", None) == str(path):
+        return loaded
+    spec = importlib.util.spec_from_file_location(CASCADE_MODULE_NAME, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -229,17 +232,46 @@ def write_json_atomically(out_path: Path, payload: dict[str, Any]) -> None:
     os.replace(partial, out_path)
 
 
+USAGE = ("usage: module_runner.py --evaluator E.py --program P --out OUT.json "
+         "[--cascade-thresholds JSON]")
+OPTIONS = ("--evaluator", "--program", "--out", "--cascade-thresholds")
+
+
+def _usage_error(message: str) -> NoReturn:
+    sys.stderr.write(f"{USAGE}\nmodule_runner.py: error: {message}\n")
+    raise SystemExit(2)
+
+
+def parse_args(argv: list[str]) -> dict[str, str]:
+    """``--name value`` or ``--name=value`` for the four options (argparse, with its gettext and
+    locale look-ups, cost more than a warm evaluation's own start); a usage error exits 2."""
+    found: dict[str, str] = {}
+    index = 0
+    while index < len(argv):
+        name, has_value, value = argv[index].partition("=")
+        if name not in OPTIONS:
+            _usage_error(f"unrecognised argument: {argv[index]}")
+        if not has_value:
+            index += 1
+            if index >= len(argv):
+                _usage_error(f"{name} expects a value")
+            value = argv[index]
+        found[name] = value
+        index += 1
+    missing = [name for name in OPTIONS[:3] if name not in found]
+    if missing:
+        _usage_error(f"required: {', '.join(missing)}")
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--evaluator", required=True, type=Path)
-    parser.add_argument("--program", required=True)
-    parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--cascade-thresholds", type=json.loads, default=None,
-                        help="JSON list: run evaluate_stage1/2/3 as OpenEvolve's cascade")
-    args = parser.parse_args(argv)
-    out_path = args.out.resolve()  # the evaluated program may chdir
+    options = parse_args(sys.argv[1:] if argv is None else list(argv))
+    thresholds = options.get("--cascade-thresholds")
+    cascade_thresholds = json.loads(thresholds) if thresholds is not None else None
+    evaluator, program = Path(options["--evaluator"]), options["--program"]
+    out_path = Path(options["--out"]).resolve()  # the evaluated program may chdir
     try:
-        payload = run_evaluator(args.evaluator.resolve(), args.program, args.cascade_thresholds)
+        payload = run_evaluator(evaluator.resolve(), program, cascade_thresholds)
     except (Exception, SystemExit):  # SystemExit too: a program calling sys.exit() did not finish
         trace = traceback.format_exc()
         sys.stderr.write(trace)

@@ -36,6 +36,7 @@ from cambrian.evaluate.devices import (
     device_env,
     missing_gpu_message,
 )
+from cambrian.evaluate.module_runner import CASCADE_MODULE_NAME
 from cambrian.evaluate.network import resolve_destinations
 from cambrian.evaluate.peer_helpers import with_peer_helpers
 from cambrian.evaluate.sandbox import WarmWorkerLost
@@ -144,10 +145,14 @@ class ProgramEvaluator:
         local = local_module_names((f.relative for f in self.task_files.files),
                                    "" if folder == "." else folder,
                                    Path(self.settings.program_filename).stem)
-        scripts = ([MODULE_RUNNER_PATH, MODULE_RUNNER_PATH.with_name("cascade_stages.py"),
-                    self.evaluator_path] if self.contract == "module" else [self.evaluator_path])
+        cascade = MODULE_RUNNER_PATH.with_name("cascade_stages.py")
+        module = self.contract == "module"
+        scripts = [MODULE_RUNNER_PATH, cascade, self.evaluator_path] if module else [
+            self.evaluator_path]
         return WarmWorker(self.settings.python, preload_names(scripts, local), local,
-                          self.limits.env, self.limits.secret_values)
+                          self.limits.env, self.limits.secret_values,
+                          own_scripts=[MODULE_RUNNER_PATH] if module else [],
+                          own_modules={CASCADE_MODULE_NAME: cascade} if module else {})
 
     async def close(self) -> None:
         """End the warm worker, if any (evaluations started afterwards start it again)."""

@@ -174,8 +174,14 @@ class WarmWorker:
 
     def __init__(self, python: str, preload: Sequence[str], local_names: set[str],
                  env: Mapping[str, str] | None = None,
-                 secret_values: Iterable[str] = ()) -> None:
+                 secret_values: Iterable[str] = (), own_scripts: Sequence[Path] = (),
+                 own_modules: Mapping[str, Path] | None = None) -> None:
+        """``own_scripts`` / ``own_modules``: Cambrian's own stdlib-only files every evaluation
+        runs (module_runner.py; cascade_stages.py under the name module_runner looks up),
+        compiled and loaded by the server once (`fork_server.load_own`)."""
         self.python = python
+        self.own_scripts = [str(path) for path in own_scripts]
+        self.own_modules = {name: str(path) for name, path in (own_modules or {}).items()}
         self.preload = list(preload)
         self.local_names = set(local_names)
         self.env = dict(env or {})
@@ -241,7 +247,8 @@ class WarmWorker:
             env = build_child_env(self.env, scratch_dir=self._folder,
                                   secret_values=self.secret_values)
             config = {"socket_fd": theirs.fileno(), "parent_pid": os.getpid(),
-                      "preload": self.preload, "local_names": sorted(self.local_names)}
+                      "preload": self.preload, "local_names": sorted(self.local_names),
+                      "own_scripts": self.own_scripts, "own_modules": self.own_modules}
             self._process = _spawn([self.python, str(FORK_SERVER_PATH), json.dumps(config)],
                                    self._folder, env, theirs.fileno())
         finally:

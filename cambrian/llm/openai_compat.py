@@ -1,7 +1,12 @@
 """Provider for any server speaking the OpenAI Chat Completions API.
 
 That covers OpenAI itself, DeepSeek, and local servers such as vLLM, Ollama and the llama.cpp
-server. The SDK's own retries are disabled; :mod:`cambrian.llm.retry` owns that policy.
+server. The request is one JSON POST to ``{base_url}/chat/completions`` over httpx, as the
+OpenAI SDK sends it (bearer key, ``OPENAI_BASE_URL``, ``OPENAI_ORG_ID`` and
+``OPENAI_PROJECT_ID`` honoured, ``extra_body`` merged into the body); the SDK itself is not
+used: importing it costs about half a second of CPU and each call several milliseconds of typed
+transforms, for a body this module builds already. No retries here: :mod:`cambrian.llm.retry`
+owns that policy.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
-import openai
+import httpx
 
 from cambrian.llm.base import (
     ContextOverflow,
@@ -32,8 +37,9 @@ from cambrian.llm.pricing import FREE, ModelPrices, lookup_prices
 from cambrian.llm.remote import RemoteProvider, preview
 from cambrian.llm.retry import parse_retry_after
 
-# Local servers ignore the key, but the SDK refuses to build a client without one.
+# Local servers ignore the key; one is sent anyway, as the SDK insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
+OPENAI_API_BASE = "https://api.openai.com/v1"
 
 _REASONING_MODEL_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
@@ -76,12 +82,14 @@ class OpenAICompatibleProvider(RemoteProvider):
         )
         if api_key is None and base_url is None:
             api_key = os.environ.get("OPENAI_API_KEY")
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            timeout=timeout_s,
-            max_retries=0,
-        )
+        headers = {"Authorization": f"Bearer {api_key or PLACEHOLDER_API_KEY}"}
+        for header, variable in (("OpenAI-Organization", "OPENAI_ORG_ID"),
+                                 ("OpenAI-Project", "OPENAI_PROJECT_ID")):
+            if os.environ.get(variable):
+                headers[header] = os.environ[variable]
+        root = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_API_BASE
+        self._client = httpx.AsyncClient(base_url=root, headers=headers,
+                                         timeout=httpx.Timeout(timeout_s))
 
     default_host = "api.openai.com"
 
@@ -92,17 +100,25 @@ class OpenAICompatibleProvider(RemoteProvider):
         return found
 
     async def _send(self, request: LLMRequest) -> Any:
-        return await self._client.chat.completions.create(**self._request_body(request))
+        """The reply's JSON (its text when it is not JSON); an HTTP error status raises."""
+        response = await self._client.post("chat/completions", json=self._request_body(request))
+        if response.status_code >= 400:
+            raise StatusError(response)
+        try:
+            return response.json()
+        except ValueError:
+            return response.text
 
     def _read(self, raw: Any) -> tuple[str, FinishReason, Usage]:
         text, finish_reason = self._read_choice(raw)
-        return text, finish_reason, _read_usage(getattr(raw, "usage", None))
+        return text, finish_reason, _read_usage(raw.get("usage"))
 
     def _sdk_error(self, error: Exception) -> LLMError | None:
-        return self._map_error(error) if isinstance(error, openai.OpenAIError) else None
+        return self._map_error(error) if isinstance(error, (StatusError, httpx.HTTPError)) \
+            else None
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.aclose()
 
     def _request_body(self, request: LLMRequest) -> dict[str, Any]:
         params = request.params
@@ -121,15 +137,14 @@ class OpenAICompatibleProvider(RemoteProvider):
                 body["stop"] = list(params.stop)
         if params.seed is not None:
             body["seed"] = params.seed
-        if self._extra_body:
-            body["extra_body"] = self._extra_body
+        body.update(self._extra_body)  # as the SDK merges its extra_body
         return body
 
     def _read_choice(self, completion: Any) -> tuple[str, FinishReason]:
         try:
-            choice = completion.choices[0]
-            content = choice.message.content
-            raw_finish = choice.finish_reason
+            choice = completion["choices"][0]
+            content = choice["message"].get("content")
+            raw_finish = choice.get("finish_reason")
         except (AttributeError, IndexError, KeyError, TypeError) as error:
             raise LLMMalformedReply(
                 f"{self.label()} returned a response without choices "
@@ -140,22 +155,20 @@ class OpenAICompatibleProvider(RemoteProvider):
         finish_reason = _FINISH_REASONS.get(str(raw_finish), "other")
         return content or "", finish_reason
 
-    def _map_error(self, error: openai.OpenAIError) -> LLMError:
+    def _map_error(self, error: StatusError | httpx.HTTPError) -> LLMError:
         label = self.label()
-        if isinstance(error, openai.APITimeoutError):
+        if isinstance(error, httpx.TimeoutException):
             return LLMTimeout(f"{label} timed out")
-        if isinstance(error, openai.APIConnectionError):
+        if isinstance(error, httpx.TransportError):
             return LLMUnreachable(f"{label} unreachable: {error.__cause__ or error}")
-        if isinstance(error, openai.APIResponseValidationError):
-            return LLMMalformedReply(f"{label} returned a malformed body: {error}")
-        if not isinstance(error, openai.APIStatusError):
+        if not isinstance(error, StatusError):
             return LLMBadRequest(f"{label}: {type(error).__name__}: {error}")
         status = error.status_code
         detail = f"{label} HTTP {status}: {_error_message(error)}"
         if status == 429:
             if error.code == "insufficient_quota":
                 return LLMBadRequest(detail)  # a billing problem, not a transient limit
-            return LLMRateLimited(detail, retry_after_s=parse_retry_after(error.response.headers))
+            return LLMRateLimited(detail, retry_after_s=parse_retry_after(error.headers))
         if status in (401, 403):
             return LLMAuthError(detail)
         if status == 408:
@@ -166,22 +179,41 @@ class OpenAICompatibleProvider(RemoteProvider):
             return ContextOverflow(detail)
         return LLMBadRequest(detail)
 
+class StatusError(Exception):
+    """An HTTP error status, with what the SDK's ``APIStatusError`` carried: the error object
+    of an OpenAI-style body (``{"error": {...}}``, else the whole body), its code, a message."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.status_code = response.status_code
+        self.headers = response.headers
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = response.text
+        if isinstance(body, dict) and "error" in body:
+            body = body["error"]
+        self.body = body
+        self.code = body.get("code") if isinstance(body, dict) else None
+        self.message = f"Error code: {self.status_code} - {body!r}"[:500]
+        super().__init__(self.message)
+
+
 def _read_usage(usage: Any) -> Usage:
-    if usage is None:
+    if not isinstance(usage, dict):
         return Usage()
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     if cached is None:
         # DeepSeek reports its prompt cache hits in its own field.
-        cached = getattr(usage, "prompt_cache_hit_tokens", None)
+        cached = usage.get("prompt_cache_hit_tokens")
     return Usage(
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
         cached_prompt_tokens=int(cached or 0),
     )
 
 
-def _error_message(error: openai.APIStatusError) -> str:
+def _error_message(error: StatusError) -> str:
     body = error.body
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return str(body["message"])
@@ -190,7 +222,7 @@ def _error_message(error: openai.APIStatusError) -> str:
     return error.message
 
 
-def _is_context_overflow(error: openai.APIStatusError) -> bool:
+def _is_context_overflow(error: StatusError) -> bool:
     body = error.body if isinstance(error.body, dict) else {}
     markers = {str(error.code or ""), str(body.get("type") or "")}
     if markers & _CONTEXT_OVERFLOW_CODES:
