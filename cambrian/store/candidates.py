@@ -162,6 +162,14 @@ class Candidates:
             "ORDER BY id", (f"$.{key}",))
         return self._rows(rows)
 
+    def correct_with_note(self, key: str, value: str, after_id: int = 0) -> list[CandidateRow]:
+        """Correct candidates after ``after_id`` whose note ``key`` is ``value``, by id."""
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM candidates WHERE id > ? AND status = ? "
+            "AND json_extract(notes_json, ?) = ? ORDER BY id",
+            (after_id, str(CandidateStatus.CORRECT), f"$.{key}", value))
+        return self._rows(rows)
+
     def children(self, parent_id: int) -> list[CandidateRow]:
         """Every candidate proposed from ``parent_id``, by id."""
         rows = self._db.execute(

@@ -10,6 +10,7 @@ import json
 import re
 import runpy
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +18,9 @@ from support.scripted_llm import ScriptedLLM, write_counter_task
 from support.store_queries import sql
 
 from cambrian.api import start
+from cambrian.core.status import CandidateStatus
+from cambrian.lang.languages import as_language
+from cambrian.mutate.intent import IntentServices
 from cambrian.mutate.step import wiring as step_wiring
 from cambrian.mutate.step.intent import IMPROVE_STEP
 from cambrian.mutate.step.python import (
@@ -27,6 +31,8 @@ from cambrian.mutate.step.python import (
     unwritten_step_error,
 )
 from cambrian.mutate.strategies import STEP_MOVES
+from cambrian.store.recorder import Recorder
+from cambrian.store.rows import NewCandidate
 from cambrian.store.store import Store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -432,3 +438,48 @@ def test_a_score_the_task_gives_is_wired_in_place_of_the_stub(tmp_path: Path):
     namespace = runpy.run_path(str(program))
     assert namespace["solve_tour"](points) == namespace["initial_solve_tour"](points)
     assert namespace["score_solve_tour"](points, [0, 1, 2]) < 0
+
+
+def stored(recorder: Any, parent: int | None, source: str, notes: dict[str, Any],
+           status: str = "correct") -> int:
+    """A candidate as the loop leaves it, written through the recorder."""
+    candidate = recorder.add_candidate(NewCandidate(
+        generation=1, island=0, parent_id=parent, operator="diff", status=CandidateStatus.PENDING,
+        language="python", source=source, notes=notes), parents=[parent] if parent else [])
+    recorder.set_outcome(candidate, CandidateStatus(status), score=3.0,
+                         error="" if status == "correct" else "refused")
+    return candidate
+
+
+def test_a_checked_score_is_taken_by_every_parent_and_the_proposal_writes_the_move(tmp_path: Path):
+    """The score belongs to the problem, not the parent: a parent with no step of its own takes
+    the newest score a correct child wrote for a step of the same form, and the proposal asks
+    for the move; a score that was refused (the child is not correct) is never taken."""
+    python = as_language("python")
+    initial = STEP_TASK
+    wired = scaffold(initial)
+    assert wired is not None
+    score = "def score_build(n, solution):\n    return solution * 2\n"
+    refused = "def score_build(n, solution):\n    return -solution\n"
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        recorder = Recorder(store)
+        first = stored(recorder, None, initial, {})
+        other = stored(recorder, first, initial.replace("return n", "return n + 1"),
+                       {"intent": "tuning"})
+        services = IntentServices(lambda i: store.candidates.get(i), store, python)
+        rng = np.random.default_rng(0)
+        # No child has written a score yet: the proposal asks for it.
+        assert IMPROVE_STEP.prepare(other, services, rng).tags["focus_function"] == "score_build"
+        stored(recorder, first, step_wiring.with_definition(wired.source, "score_build", refused, python),
+               {"intent": "improve_step", "focus_function": "score_build"}, status="rejected")
+        assert IMPROVE_STEP.prepare(other, services, rng).tags["focus_function"] == "score_build"
+        stored(recorder, first, step_wiring.with_definition(wired.source, "score_build", score, python),
+               {"intent": "improve_step", "focus_function": "score_build"})
+        prepared = IMPROVE_STEP.prepare(other, services, rng)
+        assert prepared.parent_id == other and prepared.tags["focus_function"] == "change_build"
+        assert prepared.source is not None and "return solution * 2" in prepared.source
+        assert "return n + 1" in prepared.source  # the drawn parent's own build, kept
+        assert "return -solution" not in prepared.source
+    finally:
+        store.close()

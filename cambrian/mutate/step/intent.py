@@ -17,7 +17,7 @@ from cambrian.lang.language import Language
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.intent import IntentServices, MutationIntent, PreparedIntent
 from cambrian.mutate.step.python import SCORE_PREFIX, Scaffold
-from cambrian.mutate.step.wiring import scaffold, step_instruction
+from cambrian.mutate.step.wiring import definition_text, scaffold, step_instruction, with_definition
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.task.program_files import is_bundle
@@ -52,23 +52,57 @@ class StepIntent(MutationIntent):
                 return child.id
         return None
 
+    def _checked_score(self, step: Scaffold, services: IntentServices) -> Scaffold | None:
+        """``step`` with the score of the newest correct child that wrote one for a step of
+        the same form (the same score function and parameters), None when there is none.
+
+        A score is about the problem, not the parent: once a child's score has passed the
+        check against the evaluator, a step wired into another parent takes it and the
+        proposal writes the move (else every parent drawn asks for its own score first, and
+        the step's two calls seldom meet: 5 score proposals and no move in a 40-call run)."""
+        if services.language is None:
+            return None
+        found = services.cache(self.name + ":scores")
+        for row in services.store.candidates.correct_with_note(
+                FOCUS_NOTE, step.score, found.get("scanned", 0)):
+            found["scanned"] = row.id
+            donor = self._scaffold(row.id, services)
+            if donor is None or donor.score in donor.stubs:
+                continue
+            text = definition_text(donor.source, donor.score, services.language)
+            if text is not None:
+                found[donor.parameters] = text
+        text = found.get(step.parameters)
+        if text is None:
+            return None
+        wired = scaffold(with_definition(step.source, step.score, text, services.language),
+                         services.language)
+        return wired if wired is not None and wired.score not in wired.stubs else None
+
     def prepare(self, parent_id: int, services: IntentServices,
                 rng: np.random.Generator) -> PreparedIntent:
         step = self._scaffold(parent_id, services)
         if step is None:
             return PreparedIntent(parent_id)
+        source = step.source
         if step.score in step.stubs:
-            # A child already wrote this step's score: go on with its move.
-            parent_id = self._scored_child(parent_id, services) or parent_id
-            step = self._scaffold(parent_id, services)
-            assert step is not None
+            scored_child = self._scored_child(parent_id, services)
+            if scored_child is not None:  # a child already wrote this step's score: its move next
+                parent_id = scored_child
+                step = self._scaffold(parent_id, services)
+                assert step is not None
+                source = step.source
+            else:  # a score another step's child wrote, which the evaluator's check let through
+                reused = self._checked_score(step, services)
+                if reused is not None:
+                    step, source = reused, reused.source
         tags: dict[str, Any] = {FOCUS_NOTE: step.to_write(rng)}
         if tags[FOCUS_NOTE] == step.change and services.strategies is not None:
             choice = services.strategies.choose(rng, parent_id, moves=True)
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
         # The model works on the parent with the step wired in (it behaves the same).
-        return PreparedIntent(parent_id, source=step.source, tags=tags)
+        return PreparedIntent(parent_id, source=source, tags=tags)
 
     def task_text(self, source: str, language: Language, *, given_score: str | None = None,
                   strategy: str | None = None, focus: str | None = None) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from cambrian.core.python_ast import parse_python
 from cambrian.lang.languages import as_language
 from cambrian.mutate.step.python import BUILD_PREFIX, Scaffold
-from cambrian.mutate.step.wiring import _definition_text, _normalised, _with_definition, scaffold
+from cambrian.mutate.step.wiring import _normalised, definition_text, scaffold, with_definition
 
 MARKER = "CAMBRIAN_STEP_SCORE"
 _REPORTED = re.compile(rf"^{MARKER} (\S+)$", re.MULTILINE)
@@ -101,8 +101,8 @@ def written_score(child: str, parent: str | None, language: str,
     if wired is None or wired.score in wired.stubs or wired.score in wired.given \
             or wired.source != child:
         return None
-    text = _definition_text(child, wired.score, as_language(language))
-    before = _definition_text(parent, wired.score, as_language(language)) if parent else None
+    text = definition_text(child, wired.score, as_language(language))
+    before = definition_text(parent, wired.score, as_language(language)) if parent else None
     if text is None or (before is not None and _normalised(before) == _normalised(text)):
         return None
     return wired
@@ -111,7 +111,7 @@ def written_score(child: str, parent: str | None, language: str,
 def score_text(wired: Scaffold) -> str:
     """The score function as it runs, without comments or layout (what a check is remembered
     by: a score a child copied with another comment is not checked again)."""
-    text = _definition_text(wired.source, wired.score, as_language("python")) or ""
+    text = definition_text(wired.source, wired.score, as_language("python")) or ""
     try:
         return ast.unparse(parse_python(text))
     except SyntaxError:
@@ -141,7 +141,7 @@ def variant_sources(wired: Scaffold, count: int) -> list[str]:
             f'    print("{MARKER}", _cambrian_value, file=_cambrian_sys.stderr, flush=True)',
             f"    return {returned}",
         ])
-        source = _with_definition(wired.source, wired.entry, entry, as_language("python"))
+        source = with_definition(wired.source, wired.entry, entry, as_language("python"))
         variants.append(source + PERTURB_SOURCE)
     return variants
 

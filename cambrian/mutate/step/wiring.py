@@ -33,7 +33,7 @@ def _normalised(text: str) -> str:
     return " ".join(text.split())
 
 
-def _definition_text(source: str, name: str, language: Language) -> str | None:
+def definition_text(source: str, name: str, language: Language) -> str | None:
     """``name``'s top-level definition as written (None when the source has none)."""
     try:
         definitions = find_definitions(source, language, top_level_only=True)
@@ -43,7 +43,7 @@ def _definition_text(source: str, name: str, language: Language) -> str | None:
     return next(("\n".join(lines[d.start:d.end]) for d in definitions if d.name == name), None)
 
 
-def _with_definition(source: str, name: str, text: str, language: Language) -> str:
+def with_definition(source: str, name: str, text: str, language: Language) -> str:
     """``source`` with ``name``'s top-level definition replaced by ``text``."""
     lines = source.split("\n")
     definition = next(d for d in find_definitions(source, language, top_level_only=True)
@@ -108,11 +108,11 @@ def scaffold(source: str, language: Language | str,
         return wired
     language = as_language(language)
     if wired.score in wired.stubs:
-        wired = step.scaffold(_with_definition(wired.source, wired.score, given_score, language))
+        wired = step.scaffold(with_definition(wired.source, wired.score, given_score, language))
         if wired is None:
             return None
-    written = _definition_text(wired.source, wired.score, language)
-    given = _definition_text(given_score, wired.score, language)
+    written = definition_text(wired.source, wired.score, language)
+    given = definition_text(given_score, wired.score, language)
     if written is not None and given is not None and _normalised(written) == _normalised(given):
         return replace(wired, given=frozenset({wired.score}))
     return wired
