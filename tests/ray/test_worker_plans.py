@@ -58,3 +58,41 @@ def test_a_judge_plan_ships_no_held_out_case(tmp_path: Path):
     assert sorted(f.relative for f in plan.bundle.files) == ["public/a.in", "score.py"]
     assert plan.judge.private_cases is None and plan.judge.private_seeds is None
     assert plan.judge.public_cases == "public"
+
+
+def test_a_warm_up_readies_the_evaluator_that_the_next_job_uses(
+        tmp_path: Path, ray_cluster: LocalRayCluster, two_workers: list[str]):
+    """``warm_up_job`` builds the plan's evaluator and starts its warm worker before any
+    evaluation; the process's next evaluation uses that same fork server."""
+    task = write_counter_task(tmp_path / "task")
+    settings = EvaluatorSettings(task / "evaluate.py", cwd=task, warm_worker=True)
+    plan = make_plan(ProgramEvaluator(settings), str(tmp_path / "workers"))
+    source = (task / "initial.py").read_text()
+
+    def warm_up_then_evaluate(plan: Plan) -> tuple[list[str], str, list[str]]:
+        """Defined here, so that Ray ships it by value (with no import of the test helpers)."""
+
+        def fork_servers() -> list[str]:
+            found = []
+            for entry in Path("/proc").iterdir():
+                try:
+                    status = (entry / "status").read_text()
+                    command = (entry / "cmdline").read_bytes().decode(errors="replace")
+                except OSError:
+                    continue
+                if f"PPid:\t{os.getpid()}\n" in status and "fork_server.py" in command:
+                    found.append(entry.name)
+            return found
+
+        worker.warm_up_job(plan)
+        servers = fork_servers()
+        result, _ = worker.run_program_job(plan, source)
+        return servers, f"{result.status} {result.error}".strip(), fork_servers()
+
+    ray.init(address=ray_cluster.address, logging_level="ERROR", log_to_driver=False)
+    try:
+        job = ray.remote(warm_up_then_evaluate).options(num_cpus=1, max_retries=0)
+        before, status, after = ray.get(job.remote(plan))
+        assert len(before) == 1 and status == "ok" and after == before
+    finally:
+        ray.shutdown()

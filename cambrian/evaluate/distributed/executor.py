@@ -14,6 +14,8 @@ comma-separated. A job lost too often names the node Ray says it lost, else ``ra
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -30,6 +32,7 @@ from cambrian.evaluate.distributed.plans import judge_of, make_plan
 from cambrian.evaluate.executor import EvaluationJob, EvaluationOutcome
 from cambrian.evaluate.judge.toolchains import CompileResult
 
+log = logging.getLogger(__name__)
 NO_WORKER = "ray"  # an evaluation no job came back from (no case to run, its worker lost)
 _NODE_ID = re.compile(r"\bID: ([0-9a-f]{56})\b")  # in Ray's NodeDiedError and OutOfMemoryError
 
@@ -47,6 +50,7 @@ class RayExecutor:
                                             **({"num_gpus": gpus} if gpus else {}))
         self._compile = self.cluster.remote(worker.compile_job)
         self._chunk = self.cluster.remote(worker.case_chunk_job, scheduling_strategy="SPREAD")
+        self._warm_up = self.cluster.remote(worker.warm_up_job, scheduling_strategy="SPREAD")
         self._plan_ref: Any = None
         self.evaluator = evaluator
 
@@ -97,6 +101,22 @@ class RayExecutor:
         prepare = getattr(self._driver_form, "prepare", None)
         if prepare is not None:
             await prepare()
+        await self.warm_up()
+
+    async def warm_up(self) -> None:
+        """One warm-up job per job slot, at once, so each lands in its own worker process:
+        without it, each process imports Cambrian, builds the evaluator and starts its warm
+        evaluation worker during its first evaluation (seconds on a small machine, all slots
+        at the same moment). A failed warm-up is logged; the evaluation meets the same error."""
+        plan = self._plan()
+        outcomes = await asyncio.gather(
+            *(self.cluster.call(self._warm_up, plan, what="a worker's warm-up")
+              for _ in range(self.cluster.job_slots())), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                log.warning("a Ray worker's warm-up failed: %s: %s", type(outcome).__name__,
+                            outcome)
+                break
 
     async def run(self, job: EvaluationJob) -> EvaluationOutcome:
         """One evaluation; a job that lost its worker too often fails it (``lost_result``)."""

@@ -123,6 +123,17 @@ def _scratch(plan: Plan) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def warm_up_job(plan: Plan) -> str:
+    """Get this worker process ready before its first evaluation: import what a job runs, build
+    the plan's evaluator and start its warm evaluation worker (`warm_worker.py`), so the first
+    evaluations do not pay for them; where it ran."""
+    evaluator = evaluator_of(plan)
+    warm = getattr(evaluator, "warm", None)
+    if warm is not None:
+        asyncio.run(warm.ensure())
+    return worker_label()
+
+
 def run_program_job(plan: Plan, source: str) -> tuple[EvaluationResult, str]:
     """One whole evaluation (a ProgramPlan's or ObjectPlan's evaluator) and where it ran."""
     evaluator = evaluator_of(plan)
