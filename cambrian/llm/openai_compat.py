@@ -34,7 +34,7 @@ from cambrian.llm.base import (
     Usage,
 )
 from cambrian.llm.pricing import FREE, ModelPrices, lookup_prices
-from cambrian.llm.remote import RemoteProvider, preview
+from cambrian.llm.remote import RemoteProvider, preview, tls_context
 from cambrian.llm.retry import parse_retry_after
 
 # Local servers ignore the key; one is sent anyway, as the SDK insists on one.
@@ -89,7 +89,7 @@ class OpenAICompatibleProvider(RemoteProvider):
                 headers[header] = os.environ[variable]
         root = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_API_BASE
         self._client = httpx.AsyncClient(base_url=root, headers=headers,
-                                         timeout=httpx.Timeout(timeout_s))
+                                         timeout=httpx.Timeout(timeout_s), verify=tls_context())
 
     default_host = "api.openai.com"
 

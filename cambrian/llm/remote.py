@@ -11,6 +11,8 @@ type) is a :class:`LLMMalformedReply`: retried, then reported in one line.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 import time
 from abc import ABC, abstractmethod
 from typing import Any
@@ -35,6 +37,13 @@ ANSWER_TIMEOUT_S = 10.0
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context every HTTP client of this process shares (httpx's default, built once:
+    each one reads the CA bundle, tens of milliseconds)."""
+    return httpx.create_ssl_context()
+
+
 def preview(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "..."
@@ -57,7 +66,7 @@ async def server_answers(base_url: str) -> str | None:
     writer.close()
     timeout = httpx.Timeout(ANSWER_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
             await client.get(base_url)
     except httpx.TimeoutException:
         return (f"{host}:{port} accepts connections but sent no HTTP answer within "
