@@ -5,6 +5,18 @@ browser (its first page, sorted by score, filtered by status and island on a lat
 search, a failure reason).
 
   .venv/bin/python benchmarks/ui_overview.py [--sizes 10000,50000] [--repeats 7]
+  .venv/bin/python benchmarks/ui_overview.py --old TREE [--sizes 100000,1000000] [--runs DIR]
+
+``--old TREE`` (an earlier tree: ``git worktree add --detach /tmp/old COMMIT``) times the overview
+as a browser loads it, old code and this checkout in the same run: each code serves the store
+from a fresh process (``PYTHONPATH``), which answers the page and every request its scripts
+make (the series, the further plots, the LLM transport series), then the fragments and the
+incremental series poll a live page makes. "first" is the first request of a fresh server (the
+OS's file cache already warm), "again" the median of the next ones; "load" is the page plus its
+three fetches. ``--new TREE``: the code to compare with it (default: this checkout). Printed
+with each server's resident memory after starting and at its peak, and
+the machine's load before and after. ``--runs DIR`` serves ``DIR/big-run`` built earlier by
+``build`` (one store of the largest size is then enough), instead of building each size.
 
 The store is made by one real session (instant in-process LLM and evaluator, as in
 ``overhead.py``), then filled through the store's API up to the size asked: evaluated children
@@ -20,6 +32,7 @@ import asyncio
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,9 +125,124 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,50000", help="candidates per store")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--old", type=Path, default=None, help="an earlier tree to compare")
+    parser.add_argument("--new", type=Path, default=ROOT,
+                        help="the tree to compare it with (default: this checkout)")
+    parser.add_argument("--runs", type=Path, default=None,
+                        help="a folder holding big-run, built earlier (with --old)")
     args = parser.parse_args()
     for size in (int(s) for s in args.sizes.split(",")):
-        measure(size, args.repeats)
+        if args.old is None:
+            measure(size, args.repeats)
+        elif args.runs is not None:
+            compare(args.runs, args.old, args.new, args.repeats)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                began = time.perf_counter()
+                runs = build(Path(folder), size)
+                print(f"\nstore of {size:,} candidates built in "
+                      f"{time.perf_counter() - began:.1f} s")
+                compare(runs, args.old, args.new, args.repeats)
+
+
+# ---------------------------------------------------------------- old code against new code
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVE = """
+import sys
+from pathlib import Path
+from cambrian.ui.server import BackgroundServer, build_server
+server = BackgroundServer(build_server([Path(sys.argv[1])], port=0, read_only=True,
+                                       token="bench")).start()
+print(server.base, flush=True)
+sys.stdin.read()
+"""
+PAGE = ("/runs/big-run", "/api/runs/big-run/series", "/api/runs/big-run/plots",
+        "/api/runs/big-run/transport")
+LIVE = ("/runs/big-run/panels", "/runs/big-run/panels?part=summary",
+        "/runs/big-run/panels?part=now")
+
+
+def load() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(resident, peak resident) MB of a process."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text()
+                  .splitlines() if ":" in line)
+    return (int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024)
+
+
+def serve(code: Path, runs: Path) -> tuple[subprocess.Popen[str], str]:
+    with tempfile.TemporaryDirectory() as cwd:  # not a checkout: it would shadow PYTHONPATH
+        process = subprocess.Popen([sys.executable, "-c", SERVE, str(runs)], cwd=cwd,
+                                   env={**os.environ, "PYTHONPATH": str(code)}, text=True,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert process.stdout is not None
+        return process, process.stdout.readline().strip()
+
+
+def first_and_again(client: httpx.Client, url: str, repeats: int) -> tuple[float, float, int]:
+    began = time.perf_counter()
+    response = client.get(url)
+    first = time.perf_counter() - began
+    response.raise_for_status()
+    again = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        client.get(url).raise_for_status()
+        again.append(time.perf_counter() - began)
+    return first, statistics.median(again), len(response.content)
+
+
+def one_code(name: str, code: Path, runs: Path, repeats: int) -> dict[str, tuple[float, ...]]:
+    process, base = serve(code, runs)
+    started = memory_mb(process.pid)[0]
+    found: dict[str, tuple[float, ...]] = {}
+    try:
+        with httpx.Client(timeout=600, headers={"Authorization": "Bearer bench"}) as client:
+            for url in PAGE + LIVE:
+                found[url] = first_and_again(client, base + url, repeats)
+            last = client.get(base + PAGE[1]).json()["scores"]["id"][-1]
+            poll = f"/api/runs/big-run/series?after={last}"
+            found[poll] = first_and_again(client, base + poll, repeats)
+        rss, peak = memory_mb(process.pid)
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=30)
+    print(f"\n{name} code ({code}): resident memory {started:,.0f} MB after start, "
+          f"{rss:,.0f} MB after the requests, peak {peak:,.0f} MB; load {load()}")
+    print(f"{'request':<52} {'first':>9} {'again':>9} {'bytes':>11}")
+    for url, (first, again, size) in found.items():
+        print(f"GET {url:<48} {1000 * first:>7.0f}ms {1000 * again:>7.0f}ms {size:>11,}")
+    for label, pick in (("first", 0), ("again", 1)):
+        print(f"  the page and its three fetches ({label}): "
+              f"{sum(found[u][pick] for u in PAGE):.3f} s")
+    return found
+
+
+def compare(runs: Path, old: Path, new: Path, repeats: int) -> None:
+    store = Store.open(runs / "big-run", read_only=True)
+    print(f"\n# {time.strftime('%H:%M:%S')} load: {load()}; store of "
+          f"{store.candidates.count():,} candidates: "
+          f"{store.candidates.count('correct', 'incorrect'):,} evaluated, "
+          f"{store.candidates.count('patch_failed'):,} refused, "
+          f"{store.contexts.count():,} LLM contexts, {store.events.last_id():,} events; "
+          f"{(runs / 'big-run' / 'run.sqlite').stat().st_size / 2**20:,.0f} MB")
+    store.close()
+    results = {}
+    for name, code in (("old", old), ("new", new)):
+        results[name] = one_code(name, code, runs, repeats)
+    print("\nnew / old:")
+    for url in results["new"]:
+        if url in results["old"]:
+            old_first, old_again = results["old"][url][:2]
+            new_first, new_again = results["new"][url][:2]
+            print(f"  {url:<50} first {new_first / old_first:6.3f}x  "
+                  f"again {new_again / old_again:6.3f}x")
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
 
 
 def measure(size: int, repeats: int) -> None:

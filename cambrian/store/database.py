@@ -60,6 +60,19 @@ class Database:
         self._connection = connection
         self._depth = 0
 
+    def version(self) -> tuple[int, ...]:
+        """Changes with every commit: the store file's and its write-ahead log's size and change
+        time (a cache of what was read from the store is good while this stays the same)."""
+        found: list[int] = []
+        for path in (self.path, self.path.with_name(self.path.name + "-wal")):
+            try:
+                info = path.stat()
+            except FileNotFoundError:
+                found += [0, 0, 0]
+                continue
+            found += [info.st_ino, info.st_size, info.st_mtime_ns]
+        return tuple(found)
+
     @classmethod
     def open(cls, path: Path, *, create: bool = False, read_only: bool = False,
              secrets: Sequence[str] = ()) -> Database:

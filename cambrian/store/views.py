@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cambrian.core.events import StoredEvent, decode
 from cambrian.core.objective import Objective
 from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.store.codec import loads
@@ -195,6 +196,52 @@ class Views:
         before = next(((float(c), int(k)) for call, _, c, k in rows if call == 0), (0.0, 0))
         after = sorted((float(t), float(c), int(k)) for call, t, c, k in rows if call != 0)
         return before, after
+
+    def calls_after(self, context_id: int) -> list[tuple[int, float, float, int, int, int, float,
+                                                          str, str, str]]:
+        """(id, time, cost in USD, prompt, completion and cached tokens, latency, model,
+        purpose, error) of each LLM call after call ``context_id``, in id order, without the
+        messages: what the UI's running ledger (``ui/cache.py``) is extended with."""
+        return [(int(i), float(t), float(c or 0.0), int(p or 0), int(o or 0), int(k or 0),
+                 float(lat or 0.0), str(m), str(purpose), str(e or ""))
+                for i, t, c, p, o, k, lat, m, purpose, e in self._db.execute(
+                    "SELECT id, created_at, cost_usd, prompt_tokens, completion_tokens, "
+                    "cached_tokens, latency_s, model, purpose, error FROM contexts "
+                    "WHERE id > ? ORDER BY id", (context_id,))]
+
+    def event_ids(self, kind: str, after_id: int = 0) -> list[int]:
+        """The ids of the stored events of one kind after ``after_id``, oldest first (read
+        from the index, no payload decoded)."""
+        return [int(i) for (i,) in self._db.execute(
+            "SELECT id FROM events WHERE kind = ? AND id > ? ORDER BY id", (kind, after_id))]
+
+    def events_by_id(self, ids: list[int]) -> list[StoredEvent]:
+        """The stored events with these ids, oldest first."""
+        found: list[StoredEvent] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            found += [StoredEvent(int(i), decode(k, loads(p, {})), float(t))
+                      for i, k, p, t in self._db.execute(
+                          "SELECT id, kind, payload_json, created_at FROM events WHERE id IN "
+                          f"({','.join('?' * len(chunk))}) ORDER BY id", chunk)]
+        return found
+
+    def island_lines(self, objective: Objective,
+                     ) -> list[tuple[int | None, int, int, float | None, int | None]]:
+        """Per island (None last): its evaluated candidates, the correct ones, and the best
+        correct score with its candidate (two SQL aggregates, no row read back per
+        candidate)."""
+        best = "MAX" if objective.maximize else "MIN"
+        counts = self._db.execute(
+            "SELECT island, COUNT(*), SUM(status = 'correct') FROM candidates "
+            f"WHERE status IN {_EVALUATED_SQL} GROUP BY island").fetchall()
+        # SQLite takes a bare column from the row holding the MAX/MIN: the best's id.
+        bests = {island: (score, ident) for island, score, ident in self._db.execute(
+            f"SELECT island, {best}(score), id FROM candidates WHERE status = 'correct' "
+            "AND score IS NOT NULL GROUP BY island")}
+        found = [(island, int(count), int(correct or 0), *bests.get(island, (None, None)))
+                 for island, count, correct in counts]
+        return sorted(found, key=lambda line: (line[0] is None, line[0] or 0))
 
     def children_of(self, candidate_id: int) -> list[TreeNode]:
         rows = self._db.execute(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,17 @@ from fastapi.templating import Jinja2Templates
 from cambrian.core.events import Event
 from cambrian.llm.health import transport_series
 from cambrian.meta.guidance import GuidanceBoard
+from cambrian.search.run_state import run_state
 from cambrian.store.database import StoreError
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.ui import steering
 from cambrian.ui.best_code import best_code
+from cambrian.ui.cache import UICaches
 from cambrian.ui.candidate_view import candidate_view
 from cambrian.ui.data import (
     RUNNING,
+    OverviewPanels,
     RunRow,
     RunState,
     overview_panels,
@@ -37,7 +40,7 @@ from cambrian.ui.data import (
 )
 from cambrian.ui.error_pages import add_error_pages
 from cambrian.ui.live import LiveHub, stream
-from cambrian.ui.now import now_view
+from cambrian.ui.now import ledger_part, now_view
 from cambrian.ui.program_routes import add_program_routes
 from cambrian.ui.runs import RunCatalog, RunRef
 from cambrian.ui.security import Guard
@@ -72,6 +75,7 @@ def template_env(read_only: bool) -> jinja2.Environment:
 def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> FastAPI:
     """The UI of the runs in ``catalog``; every request must carry ``token`` (security.py)."""
     hub = LiveHub()
+    caches = UICaches()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -84,6 +88,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
     app.state.token = token
     app.state.hub = hub
     app.state.read_only = read_only
+    app.state.caches = caches
     templates = Jinja2Templates(env=template_env(read_only))
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
@@ -105,7 +110,24 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
             store.close()
 
     def row_of(ref: RunRef, store: Store) -> RunRow:
-        return run_row(store, ref.key, ref.path, ref.framework)
+        """The run's row: what the store holds kept per store version (``cache.py``), its
+        state (running or not) read now."""
+        row = caches.values.get(store, f"row {ref.key}", lambda: run_row(
+            store, ref.key, ref.path, ref.framework, caches.ledger.current(store)))
+        return replace(row, state=run_state(store, ref.path, ref.framework))
+
+    def panels_of(store: Store, row: RunRow) -> OverviewPanels:
+        panels = caches.values.get(store, "panels", lambda: overview_panels(
+            store, row, caches.ledger.current(store)))
+        return replace(panels, row=row, paused=proposals_paused(store, row))
+
+    def now_of(store: Store) -> Any:
+        return now_view(store, ledger=caches.values.get(store, "ledger", lambda: ledger_part(
+            store, caches.ledger.current(store).failed)))
+
+    def full_series(store: Store) -> dict[str, Any]:
+        return caches.values.get(store, "series", lambda: score_series(
+            store, spend=caches.ledger.current(store), best=caches.best))
 
     def steerable(ref: RunRef, row: RunRow) -> bool:
         return not read_only and not ref.imported and row.status == RUNNING
@@ -126,7 +148,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         return templates.TemplateResponse(request, name, context)
 
     add_error_pages(app, page)
-    add_program_routes(app, ref_of, opened, row_of, page)
+    add_program_routes(app, ref_of, opened, row_of, page, caches)
 
     # ------------------------------------------------------------------ pages
 
@@ -139,10 +161,10 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         ref = ref_of(key)
         with opened(ref) as store:
             row = row_of(ref, store)
-            panels = overview_panels(store, row)
+            panels = panels_of(store, row)
             limit = GuidanceBoard(Recorder(store)).max_chars
-            now = now_view(store)
-            best = best_code(store, row.direction)
+            now = now_of(store)
+            best = caches.values.get(store, "best code", lambda: best_code(store, row.direction))
         return page(request, "overview.html", ref=ref, row=row, p=panels, paused=panels.paused,
                     steer=steerable(ref, row), guidance_limit=limit, best=best,
                     now=now)
@@ -158,8 +180,8 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
                 return page(request, "_summary.html", ref=ref, row=row,
                             paused=proposals_paused(store, row))
             if part == "now":
-                return page(request, "_now_body.html", ref=ref, now=now_view(store))
-            panels = overview_panels(store, row)
+                return page(request, "_now_body.html", ref=ref, now=now_of(store))
+            panels = panels_of(store, row)
         return page(request, "_panels.html", ref=ref, row=row, p=panels)
 
     @app.get("/runs/{key}/tree", response_class=HTMLResponse)
@@ -200,30 +222,35 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         ref = ref_of(key)
         with opened(ref) as store:
             row = row_of(ref, store)
-            panels = asdict(overview_panels(store, row))
+            panels = asdict(panels_of(store, row))
             panels["row"] = _row_json(row)
-            panels["series"] = score_series(store)
-            panels["bandit"] = bandit_series(store)
+            panels["series"] = full_series(store)
+            panels["bandit"] = caches.values.get(store, "bandit", lambda: bandit_series(store))
         return JSONResponse(panels)
 
     @app.get("/api/runs/{key}/series")
     def series_json(key: str, after: int | None = None, bandit_after: int = 0) -> JSONResponse:
         """The overview's plotted data; ``after`` (the last candidate id a page has) and
-        ``bandit_after`` (the ``last_event`` it has) ask only for what came since."""
+        ``bandit_after`` (the ``last_event`` it has) ask only for what came since: read from
+        the rows after them alone. The whole series is kept per store version."""
         ref = ref_of(key)
         with opened(ref) as store:
             try:
-                scores = score_series(store, after)
+                scores = full_series(store) if after is None else score_series(
+                    store, after, spend=caches.ledger.current(store), best=caches.best)
             except KeyError:
                 raise HTTPException(404, f"candidate {after} has no evaluation") from None
-            return JSONResponse({"scores": scores, "bandit": bandit_series(store, bandit_after)})
+            bandit = caches.values.get(store, "bandit", lambda: bandit_series(store)) \
+                if bandit_after == 0 else bandit_series(store, bandit_after)
+            return JSONResponse({"scores": scores, "bandit": bandit})
 
     @app.get("/api/runs/{key}/transport")
     def transport_json(key: str) -> JSONResponse:
         """How each model's server answered, per minute (ui/now.py, llm/health.py)."""
         ref = ref_of(key)
         with opened(ref) as store:
-            return JSONResponse({"series": asdict(transport_series(store))})
+            return JSONResponse({"series": caches.values.get(
+                store, "transport", lambda: asdict(transport_series(store)))})
 
     @app.get("/api/runs/{key}/tree")
     def tree_json(key: str, all: bool = False) -> JSONResponse:
@@ -249,7 +276,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
             ref = ref_of(key)
             with opened(ref) as store:
                 found.append({"key": key, "name": ref.name, "task": store.runs.info().task_name,
-                              "series": score_series(store)})
+                              "series": full_series(store)})
         return JSONResponse({"runs": found})
 
     @app.get("/runs/{key}/events")

@@ -14,14 +14,16 @@ from cambrian.core.events import (
     TuneStepped,
 )
 from cambrian.core.objective import Objective
-from cambrian.core.status import ALL_STATUSES, EVALUATED, CandidateStatus
+from cambrian.core.status import ALL_STATUSES, EVALUATED
 from cambrian.meta.strategy_tags import TagBook
 from cambrian.search.niches.view import niche_map, promote_after
 from cambrian.search.phase_view import phase_timeline, steering_events
 from cambrian.search.run_state import RUNNING, STOPPED, RunState, run_state
 from cambrian.store.browse import REASON_CHARS, failure_reason
 from cambrian.store.reflections import reflections
+from cambrian.store.rows import Spend
 from cambrian.store.store import Store
+from cambrian.ui.cache import LedgerLog
 
 
 def configured_models(config: dict[str, Any]) -> list[str]:
@@ -56,18 +58,22 @@ class RunRow:
         return self.state.status
 
 
-def run_row(store: Store, key: str, run_dir: Path, framework: str) -> RunRow:
+def run_row(store: Store, key: str, run_dir: Path, framework: str,
+            ledger: LedgerLog | None = None) -> RunRow:
+    """The run's line in the runs list and the overview's summary. ``ledger``: the run's ledger
+    log (``cache.py``), whose totals stand for the store's (read from the store when None)."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
     best = store.candidates.best(objective)
     initial = store.candidates.find(1)
-    spend = store.contexts.spend()
+    spend = store.contexts.spend() if ledger is None else Spend(*ledger.total())
     budget = (info.config.get("evolution") or {}).get("generations")
     return RunRow(
         key=key, name=run_dir.name, path=str(run_dir), framework=framework,
         task=info.task_name,
         algorithm=str((info.config.get("search") or {}).get("algorithm") or framework),
-        models=configured_models(info.config) or [e.model for e in store.contexts.ledger()],
+        models=configured_models(info.config) or [
+            e.model for e in (store.contexts.ledger() if ledger is None else ledger.ledger())],
         state=run_state(store, run_dir, framework), direction=info.direction,
         best_score=best.score if best else None, best_id=best.id if best else None,
         initial_score=initial.score if initial else None,
@@ -158,11 +164,14 @@ def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
     return [FailureReason(reason, status, n) for (reason, status), n in counts.most_common(limit)]
 
 
-def model_lines(store: Store, objective: Objective) -> list[ModelLine]:
+def model_lines(store: Store, objective: Objective,
+                ledger: LedgerLog | None = None) -> list[ModelLine]:
+    """Per model, its calls and spend (from ``ledger``, the run's ledger log, when given) and
+    what its children became."""
     outcomes = {m.model: m for m in store.views.model_outcomes(objective)}
-    mutation = store.contexts.count_by_model("mutation")
+    mutation = store.contexts.count_by_model("mutation") if ledger is None else ledger.mutation
     lines = []
-    for entry in store.contexts.ledger():
+    for entry in store.contexts.ledger() if ledger is None else ledger.ledger():
         mine = outcomes.get(entry.model)
         lines.append(ModelLine(
             entry.model, entry.calls, entry.failed_calls, mutation.get(entry.model, 0),
@@ -173,16 +182,7 @@ def model_lines(store: Store, objective: Objective) -> list[ModelLine]:
 
 
 def island_lines(store: Store, objective: Objective) -> list[IslandLine]:
-    found: dict[int | None, list[Any]] = {}
-    for point in store.views.evaluation_points():
-        line = found.setdefault(point.island, [0, 0, None, None])
-        line[0] += 1
-        if point.status is CandidateStatus.CORRECT:
-            line[1] += 1
-            if objective.better(point.score, line[2]):
-                line[2], line[3] = point.score, point.candidate_id
-    return [IslandLine(island, *values) for island, values in
-            sorted(found.items(), key=lambda item: (item[0] is None, item[0] or 0))]
+    return [IslandLine(*line) for line in store.views.island_lines(objective)]
 
 
 def control_detail(detail: dict[str, Any]) -> str:
@@ -234,7 +234,9 @@ def niche_shares(store: Store) -> dict[str, Any]:
     return {"spans": [f"#{chunk[0]}-#{chunk[-1]}" for chunk in chunks], "shares": shares}
 
 
-def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
+def overview_panels(store: Store, row: RunRow, ledger: LedgerLog | None = None) -> OverviewPanels:
+    """Everything the overview's tables show. ``ledger``: the run's ledger log (``cache.py``;
+    the store's ledger is read when None)."""
     objective = Objective.of(row.direction)
     counts = store.candidates.count_by_status()
     refused = store.views.refused(novelty_only=True, limit=10)
@@ -254,9 +256,9 @@ def overview_panels(store: Store, row: RunRow) -> OverviewPanels:
         by_status=[(str(s), counts.get(s, 0)) for s in ALL_STATUSES if counts.get(s)],
         evaluation_statuses=store.views.evaluation_statuses(),
         failures=failure_reasons(store),
-        models=model_lines(store, objective),
+        models=model_lines(store, objective, ledger),
         islands=island_lines(store, objective),
-        migrations=len(store.events.payloads("migration")),
+        migrations=len(store.views.event_ids("migration")),
         novelty_rejections=store.views.count_refused(novelty_only=True),
         novelty_latest=[{"id": r.id, "parent_id": r.parent_id, "reason": r.error,
                          "similarity": r.notes.get("similarity")} for r in refused],

@@ -50,13 +50,25 @@ class NowView:
     at: float = 0.0
 
 
-def now_view(store: Store, now: float | None = None) -> NowView:
-    """The current session's work in flight (none once it has ended)."""
+LedgerPart = tuple[list[tuple[str, float, str]], list[ModelTransport]]
+
+
+def ledger_part(store: Store, failed: list[tuple[str, float, str]] | None = None) -> LedgerPart:
+    """What the panel reads from the whole ledger: the failed calls (``failed``: as the UI's
+    ledger log holds them, ``cache.py``; read now when None) and each model's transport
+    figures (the UI keeps them per store version)."""
+    failed = store.contexts.failed_rows() if failed is None else failed
+    return failed, transport_by_model(store, failed)
+
+
+def now_view(store: Store, now: float | None = None, ledger: LedgerPart | None = None) -> NowView:
+    """The current session's work in flight (none once it has ended). ``ledger``: what
+    ``ledger_part`` read (read now when None)."""
     now = time.time() if now is None else now
     sessions = store.events.list(SessionStarted, SessionEnded)
     live = bool(sessions) and isinstance(sessions[-1].event, SessionStarted)
-    failed = store.contexts.failed_rows()
-    view = NowView(live=live, transport=transport_by_model(store, failed), at=now)
+    failed, transport = ledger_part(store) if ledger is None else ledger
+    view = NowView(live=live, transport=transport, at=now)
     for model, at, error in failed:
         if at >= now - RECENT_S:
             kinds = view.recent_errors.setdefault(model, {})

@@ -7,13 +7,13 @@ numeric metrics, their Pareto front."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections import defaultdict
 from typing import Any
 
 from cambrian.core.objective import Objective
 from cambrian.store.store import Store
+from cambrian.ui.cache import LedgerLog, read_ledger
 
 MAX_POINTS = 1500  # per line; more are thinned evenly (the last point kept)
 RATE_SPANS = 8  # the run's proposals in this many spans of equal count
@@ -33,15 +33,13 @@ def run_start(store: Store) -> float:
     return created if first is None else min(created, first)
 
 
-def cost_series(store: Store, start: float) -> dict[str, list[Any]]:
+def cost_series(spend: LedgerLog, start: float) -> dict[str, list[Any]]:
     """The run's LLM spend after each call: seconds since the start, USD and tokens so far
     (every call counted; at most ``MAX_POINTS`` points)."""
-    calls = store.plot_rows.calls()
-    usd = list(itertools.accumulate(call.cost_usd for call in calls))
-    tokens = list(itertools.accumulate(call.tokens for call in calls))
-    keep = thin(len(calls))
-    return {"seconds": [round(calls[i].at - start, 3) for i in keep],
-            "cost_usd": [round(usd[i], 6) for i in keep], "tokens": [tokens[i] for i in keep]}
+    keep = thin(len(spend.times))
+    return {"seconds": [round(spend.times[i] - start, 3) for i in keep],
+            "cost_usd": [round(spend.cost[i], 6) for i in keep],
+            "tokens": [spend.tokens[i] for i in keep]}
 
 
 def rate_series(store: Store, objective: Objective) -> dict[str, Any]:
@@ -168,11 +166,15 @@ def pareto_front(points: list[tuple[int, float, float]]) -> set[int]:
     return front
 
 
-def plot_data(store: Store, pareto_axes: tuple[str, str] | None = None) -> dict[str, Any]:
+def plot_data(store: Store, pareto_axes: tuple[str, str] | None = None,
+              spend: LedgerLog | None = None) -> dict[str, Any]:
+    """Every further plot's data; ``spend``: the run's spend log (read now when None)."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
     start = run_start(store)
-    return {"direction": info.direction, "cost": cost_series(store, start),
+    if spend is None:
+        spend = read_ledger(store)
+    return {"direction": info.direction, "cost": cost_series(spend, start),
             "rates": rate_series(store, objective),
             "occupancy": occupancy_series(store, start), "sizes": size_series(store),
             "pareto": pareto_series(store, pareto_axes)}

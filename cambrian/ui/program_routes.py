@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from cambrian.store.store import Store
 from cambrian.ui.best_code import download_body, download_name
 from cambrian.ui.browser import BadQuery, browser_view
+from cambrian.ui.cache import UICaches
 from cambrian.ui.plots import plot_data
 from cambrian.ui.runs import RunRef
 
@@ -22,7 +23,7 @@ Opened = Callable[[RunRef], AbstractContextManager[Store]]
 
 def add_program_routes(app: FastAPI, ref_of: Callable[[str], RunRef], opened: Opened,
                        row_of: Callable[[RunRef, Store], Any],
-                       page: Callable[..., HTMLResponse]) -> None:
+                       page: Callable[..., HTMLResponse], caches: UICaches) -> None:
     def browse(ref: RunRef, store: Store, request: Request) -> Any:
         try:
             return browser_view(store, list(request.query_params.multi_items()))
@@ -73,7 +74,9 @@ def add_program_routes(app: FastAPI, ref_of: Callable[[str], RunRef], opened: Op
         ref = ref_of(key)
         with opened(ref) as store:
             try:
-                return JSONResponse(plot_data(store, axes))
+                return JSONResponse(caches.values.get(
+                    store, f"plots {axes}",
+                    lambda: plot_data(store, axes, caches.ledger.current(store))))
             except ValueError as exc:
                 raise HTTPException(400, str(exc)) from None
 

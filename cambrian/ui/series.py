@@ -3,65 +3,108 @@ tokens), bandit arm shares over time, and the lineage tree's nodes."""
 
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
 from cambrian.core.events import BanditSnapshot
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.store.store import Store
+from cambrian.ui.cache import BestMemo, LedgerLog, read_ledger
 
 MAX_BANDIT_POINTS = 300
+MAX_SCORE_POINTS = 2000  # a longer series is sampled (``sample``): every improvement kept
 SCORE_COLUMNS = ("id", "status", "score", "best", "seconds", "cost_usd", "tokens")
 
 
-def score_series(store: Store, after: int | None = None) -> dict[str, Any]:
+def sample(scores: list[float | None], correct: list[bool], improved: list[bool],
+           limit: int) -> list[int]:
+    """Positions of the points a chart of at most about ``limit`` points keeps: every point when
+    there are no more; else every improvement of the best so far, the first and the last, and
+    in each of ``limit // 3`` spans of equal count its highest and lowest correct score and its
+    first other point (failures stay visible)."""
+    count = len(scores)
+    if count <= limit:
+        return list(range(count))
+    keep = {0, count - 1} | {i for i in range(count) if improved[i]}
+    spans = max(1, limit // 3)
+    size = -(-count // spans)
+    for start in range(0, count, size):
+        high = low = other = None
+        for i in range(start, min(count, start + size)):
+            score = scores[i]
+            if not correct[i]:
+                other = i if other is None else other
+            elif score is not None:
+                if high is None or score > scores[high]:  # type: ignore[operator]
+                    high = i
+                if low is None or score < scores[low]:  # type: ignore[operator]
+                    low = i
+        keep.update(i for i in (high, low, other) if i is not None)
+    return sorted(keep)
+
+
+def score_series(store: Store, after: int | None = None, spend: LedgerLog | None = None,
+                 best: BestMemo | None = None, limit: int | None = None) -> dict[str, Any]:
     """Columns, one entry per evaluated candidate in commit order: id, status, score, best
-    correct score so far, seconds since the run was created, and the run's LLM spend (USD,
-    tokens) when its evaluation was committed. ``after``: only the candidates committed after
-    candidate ``after`` (KeyError when it has no evaluation), to append to a series that ends
-    with it."""
+    correct score so far, seconds since the run was created, the run's LLM spend (USD, tokens)
+    when its evaluation was committed, and ``n``, its position (1 = the first evaluation; after
+    ``after``: 1 = the first one after it). ``total``: how many evaluations the columns stand
+    for; over ``limit`` (``MAX_SCORE_POINTS`` when None) the columns are a sample
+    (``sampled``; ``sample`` says which points).
+    ``after``: only the candidates committed after candidate ``after`` (KeyError when it has no
+    evaluation), to append to a series that ends with it. ``spend``: the run's ledger log
+    (``cache.py``; read from the store when None); ``best``: remembers the best so far at the last point
+    served, so that the next ``after`` request does not read the run's earlier points."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
     points = store.views.evaluation_points(after)
-    current = None if after is None else store.views.best_score_through(objective, after)
+    if after is None:
+        current = None
+    else:
+        known, current = best.find(store, after) if best is not None else (False, None)
+        if not known:
+            current = store.views.best_score_through(objective, after)
     first = store.views.first_evaluated_at()
     start = info.created_at if first is None else min(info.created_at, first)
-    columns: dict[str, list[Any]] = {name: [] for name in SCORE_COLUMNS}
-    spend = _spend_at([point.evaluated_at for point in points], store)
-    for point, (cost, tokens) in zip(points, spend):
-        if point.status is CandidateStatus.CORRECT and objective.better(point.score, current):
+    if spend is None:
+        spend = read_ledger(store)
+    bests: list[float | None] = []
+    improved: list[bool] = []
+    for point in points:
+        better = (point.status is CandidateStatus.CORRECT
+                  and objective.better(point.score, current))
+        if better:
             current = point.score
-        for name, value in zip(SCORE_COLUMNS, (
-                point.candidate_id, str(point.status), point.score, current,
-                round(point.evaluated_at - start, 3), round(cost, 6), tokens)):
+        bests.append(current)
+        improved.append(better)
+    keep = sample([p.score for p in points],
+                  [p.status is CandidateStatus.CORRECT for p in points], improved,
+                  MAX_SCORE_POINTS if limit is None else limit)
+    columns: dict[str, list[Any]] = {name: [] for name in (*SCORE_COLUMNS, "n")}
+    for i in keep:
+        point = points[i]
+        cost, tokens = spend.at(point.evaluated_at)
+        for name, value in zip((*SCORE_COLUMNS, "n"), (
+                point.candidate_id, str(point.status), point.score, bests[i],
+                round(point.evaluated_at - start, 3), round(cost, 6), tokens, i + 1)):
             columns[name].append(value)
-    return {"direction": info.direction, "after": after, **columns}
-
-
-def _spend_at(times: list[float], store: Store) -> list[tuple[float, int]]:
-    """The run's LLM spend (USD, tokens) at each of ``times``: the calls made up to then."""
-    if not times:
-        return []
-    base, calls = store.views.spend_split(min(times))
-    cost, tokens = base
-    call_times, sums = [t for t, _, _ in calls], []
-    for _, call_cost, call_tokens in calls:
-        cost, tokens = cost + call_cost, tokens + call_tokens
-        sums.append((cost, tokens))
-    return [sums[n - 1] if (n := bisect.bisect_right(call_times, t)) else base for t in times]
+    if best is not None and points:
+        best.remember(store, points[-1].candidate_id, bests[-1])
+    return {"direction": info.direction, "after": after, "total": len(points),
+            "sampled": len(keep) < len(points), **columns}
 
 
 def bandit_series(store: Store, after_event: int = 0) -> dict[str, Any]:
     """Arm probabilities at each bandit snapshot (``after_event``: only the snapshots stored
     after that event id), evenly thinned to a few hundred; ``last_event`` is the id of the last
     snapshot, to ask for the next ones."""
-    stored = store.events.list(BanditSnapshot, after_id=after_event)
-    last_event = stored[-1].id if stored else after_event
-    snapshots = [s.event for s in stored if isinstance(s.event, BanditSnapshot)]
-    if len(snapshots) > MAX_BANDIT_POINTS:
-        step = (len(snapshots) - 1) / (MAX_BANDIT_POINTS - 1)
-        snapshots = [snapshots[round(i * step)] for i in range(MAX_BANDIT_POINTS)]
+    ids = store.views.event_ids(BanditSnapshot.kind, after_event)
+    last_event = ids[-1] if ids else after_event
+    if len(ids) > MAX_BANDIT_POINTS:  # thinned by id: only the kept snapshots are decoded
+        step = (len(ids) - 1) / (MAX_BANDIT_POINTS - 1)
+        ids = [ids[round(i * step)] for i in range(MAX_BANDIT_POINTS)]
+    snapshots = [s.event for s in store.views.events_by_id(ids)
+                 if isinstance(s.event, BanditSnapshot)]
     arms = sorted({arm for s in snapshots for arm in s.shares})
     return {"pulls": [s.pulls for s in snapshots], "last_event": last_event,
             "arms": {arm: [s.shares.get(arm) for s in snapshots] for arm in arms}}

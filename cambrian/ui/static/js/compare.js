@@ -22,7 +22,7 @@
   }
 
   function xOf(run, key) {
-    if (key === "evaluations") return run.series.id.map(function (_, i) { return i + 1; });
+    if (key === "evaluations") return run.series.n;  // each point's evaluation number (sampled)
     return run.series[key];
   }
 

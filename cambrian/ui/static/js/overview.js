@@ -1,13 +1,16 @@
 // The overview's charts: every evaluation and the best so far, by evaluation and by wall time,
 // and the bandit's arm shares. While the run reports events (at most once a second) only the
 // points after the last one the page has are fetched and appended; a lost event ("overflow")
-// fetches everything again.
+// fetches everything again. A long series comes sampled (the server keeps every improvement of
+// the best and each span's highest and lowest score): "n" is each point's evaluation number,
+// and the page says "showing N of M".
 (function () {
   "use strict";
   const script = document.currentScript;
   const url = script.dataset.series;
   const charts = window.CambrianCharts;
   const SCORE_COLUMNS = ["id", "status", "score", "best", "seconds", "cost_usd", "tokens"];
+  const MAX_SCORE_POINTS = 4000;  // more appended points: the next fetch asks for a new sample
   const MAX_BANDIT_POINTS = 600;  // more: every other one is dropped
   let scores = null;
   let bandit = null;
@@ -26,6 +29,10 @@
 
   function append(fresh) {
     SCORE_COLUMNS.forEach(function (name) { Array.prototype.push.apply(scores[name], fresh.scores[name]); });
+    const base = scores.n.length ? scores.n[scores.n.length - 1] : 0;  // "n" counts from "after"
+    Array.prototype.push.apply(scores.n, fresh.scores.n.map(function (n) { return base + n; }));
+    scores.total += fresh.scores.total;
+    if (scores.id.length > MAX_SCORE_POINTS) full = true;
     const arms = new Set(Object.keys(bandit.arms).concat(Object.keys(fresh.bandit.arms)));
     arms.forEach(function (arm) {
       if (!bandit.arms[arm]) bandit.arms[arm] = bandit.pulls.map(function () { return null; });
@@ -65,9 +72,20 @@
     }
   }
 
+  function note(s) {
+    const element = document.getElementById("series-note");
+    element.hidden = s.id.length >= s.total;
+    element.textContent = "showing " + s.id.length.toLocaleString("en") + " of " +
+      s.total.toLocaleString("en") + " evaluations: every improvement of the best, and the " +
+      "highest and lowest score of each stretch of the run";
+    element.dataset.shown = String(s.id.length);
+    element.dataset.total = String(s.total);
+  }
+
   function draw() {
     const s = scores;
-    const index = s.id.map(function (_, i) { return i + 1; });
+    const index = s.n;
+    note(s);
     const correct = function (i) { return s.status[i] === "correct"; };
     const other = function (i) { return s.status[i] !== "correct"; };
     const scored = [column(s.score, correct), column(s.score, other), s.best];

@@ -1,0 +1,186 @@
+"""What the UI computes from a run's store, kept between requests so that a large run's overview
+is not read again on every page load.
+
+``VersionCache``: values keyed by the store's version (its file's and write-ahead log's size
+and change time, ``Database.version``: every commit changes it). A finished run's overview,
+plots and series are computed once per UI process; a running run's are computed again after
+each commit. Values are whatever the pages are built from (bounded: thinned series, tables of a
+few dozen lines).
+
+``LedgerLog``: each run's LLM ledger, read once and then extended by the calls added since (the
+ledger only grows): the spend over time (the running total of cost and tokens after each call,
+in time order; 24 bytes per call), the sums per model and the failed calls. The score series'
+spend at each evaluation, the cumulative cost plot, the run's totals, the model table and the
+"doing now" panel read it instead of scanning the whole ledger again, each of them.
+
+``BestMemo``: the best score so far at the last point of each series the UI served, so that a
+page asking for the points after it (``?after=ID``) is answered from the rows after it alone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from cambrian.store.rows import LedgerRow
+from cambrian.store.store import Store
+
+T = TypeVar("T")
+
+
+def run_identity(store: Store) -> tuple[str, float]:
+    """A run's store: its file and when the run was made (a new run in the same folder is
+    another)."""
+    return str(store.database.path), store.runs.info().created_at
+
+
+class VersionCache:
+    """Up to ``size`` values, least recently used dropped first."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[Any, ...], tuple[tuple[int, ...], Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # values computed (misses), for tests and benchmarks
+
+    def get(self, store: Store, name: str, compute: Callable[[], T]) -> T:
+        """``compute()``'s value for this store as it is now (``name`` says what it is, with
+        any arguments)."""
+        key = (str(store.database.path), name)
+        version = store.database.version()  # before reading: a commit during compute misses
+        with self._lock:
+            held = self._items.get(key)
+            if held is not None and held[0] == version:
+                self._items.move_to_end(key)
+                return held[1]  # type: ignore[no-any-return]
+        value = compute()
+        with self._lock:
+            self.computed += 1
+            self._items[key] = (version, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+Call = tuple[int, float, float, int, int, int, float, str, str, str]  # Views.calls_after
+
+
+@dataclass
+class LedgerLog:
+    """The run's LLM calls up to call ``last_id``: their times in order with the spend (USD,
+    tokens) after each, and per model the ledger's sums, the mutation calls and the failed
+    calls (model, time, error)."""
+
+    last_id: int = 0
+    times: array = field(default_factory=lambda: array("d"))
+    cost: array = field(default_factory=lambda: array("d"))
+    tokens: array = field(default_factory=lambda: array("q"))
+    # model -> [calls, failed, prompt, completion, cached tokens, cost, latency]
+    sums: dict[str, list[float]] = field(default_factory=dict)
+    mutation: dict[str, int] = field(default_factory=dict)
+    failed: list[tuple[str, float, str]] = field(default_factory=list)
+
+    def extend(self, calls: list[Call]) -> None:
+        """Fold in calls that came after ``last_id``, in id order."""
+        if not calls:
+            return
+        for _, _, cost, prompt, completion, cached, latency, model, purpose, error in calls:
+            line = self.sums.setdefault(model, [0, 0, 0, 0, 0, 0.0, 0.0])
+            for n, value in enumerate((1, bool(error), prompt, completion, cached, cost,
+                                       latency)):
+                line[n] += value
+            if purpose == "mutation":
+                self.mutation[model] = self.mutation.get(model, 0) + 1
+        self.failed += [(c[7], c[1], c[9]) for c in calls if c[9]]
+        spent = [(c[1], c[2], c[3] + c[4]) for c in calls]
+        in_order = all(a[0] <= b[0] for a, b in itertools.pairwise(spent)) and (
+            not self.times or spent[0][0] >= self.times[-1])
+        if not in_order:  # a call stored after a later one (rare): sort everything again
+            earlier = [(t, c - (self.cost[i - 1] if i else 0.0),
+                        k - (self.tokens[i - 1] if i else 0))
+                       for i, (t, c, k) in enumerate(zip(self.times, self.cost, self.tokens))]
+            spent = sorted(earlier + spent, key=lambda row: row[0])
+            self.times, self.cost, self.tokens = array("d"), array("d"), array("q")
+        cost = self.cost[-1] if self.cost else 0.0
+        tokens = self.tokens[-1] if self.tokens else 0
+        for at, call_cost, call_tokens in spent:
+            cost, tokens = cost + call_cost, tokens + call_tokens
+            self.times.append(at)
+            self.cost.append(cost)
+            self.tokens.append(tokens)
+        self.last_id = calls[-1][0]
+
+    def at(self, when: float) -> tuple[float, int]:
+        """The spend of the calls made up to ``when``."""
+        n = bisect.bisect_right(self.times, when)
+        return (self.cost[n - 1], self.tokens[n - 1]) if n else (0.0, 0)
+
+    def total(self) -> tuple[float, int, int]:
+        """USD, tokens and calls of the whole ledger read so far."""
+        return (self.cost[-1], self.tokens[-1], len(self.times)) if self.times else (0.0, 0, 0)
+
+    def ledger(self) -> list[LedgerRow]:
+        """What ``contexts.ledger()`` reads: calls, tokens and cost per model."""
+        return [LedgerRow(model, int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), s[5],
+                          s[6]) for model, s in sorted(self.sums.items())]
+
+    def nbytes(self) -> int:
+        return sum(a.itemsize * len(a) for a in (self.times, self.cost, self.tokens))
+
+
+def read_ledger(store: Store) -> LedgerLog:
+    """A run's whole ledger log, read now."""
+    log = LedgerLog()
+    log.extend(store.views.calls_after(0))
+    return log
+
+
+class LedgerLogs:
+    """One ``LedgerLog`` per run, brought up to date on each use."""
+
+    def __init__(self) -> None:
+        self._logs: dict[tuple[str, float], LedgerLog] = {}
+        self._lock = threading.Lock()
+
+    def current(self, store: Store) -> LedgerLog:
+        with self._lock:  # one reader at a time extends a run's log
+            log = self._logs.setdefault(run_identity(store), LedgerLog())
+            log.extend(store.views.calls_after(log.last_id))
+            return log
+
+
+class BestMemo:
+    """The best score so far at candidate ids (the last point of each series served)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, float, int], float | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, store: Store, candidate_id: int, best: float | None) -> None:
+        with self._lock:
+            self._items[(*run_identity(store), candidate_id)] = best
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def find(self, store: Store, candidate_id: int) -> tuple[bool, float | None]:
+        """(known, best so far at ``candidate_id``)."""
+        with self._lock:
+            key = (*run_identity(store), candidate_id)
+            return (key in self._items, self._items.get(key))
+
+
+@dataclass
+class UICaches:
+    """The caches of one UI process."""
+
+    values: VersionCache = field(default_factory=VersionCache)
+    ledger: LedgerLogs = field(default_factory=LedgerLogs)
+    best: BestMemo = field(default_factory=BestMemo)
