@@ -440,7 +440,8 @@ class NoveltyConfig(StrictModel):
     that changed what a 30-line block does measured 0.996-0.997. Above the threshold, a proposal
     that differs from its nearest program only in comments or layout is refused without asking
     the judge; without a judge and with the automatic threshold every other proposal passes
-    (``search/novelty.py``)."""
+    (``search/novelty.py``). ``judge_when: cost`` asks the judge only when the evaluation it may
+    save is measured to cost more than the call (``search/novelty_cost.py``)."""
 
     enabled: bool = Field(
         True,
@@ -476,6 +477,13 @@ class NoveltyConfig(StrictModel):
     judge_model: str | None = Field(
         None,
         description="Label of an llm.models entry; default: the first model.",
+    )
+    judge_when: Literal["cost", "always"] = Field(
+        "cost",
+        description="cost: ask the judge only when the run's median evaluation takes longer "
+                    "than the judge model's median call (its USD counted at max_wall_time_s / "
+                    "max_cost_usd when both caps are set), else evaluate the near-copy; "
+                    "always: ask it for every near-copy.",
     )
     max_attempts: int = Field(
         3, ge=0,

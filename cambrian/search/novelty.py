@@ -5,7 +5,10 @@ the same island. Above the threshold the exact tests come first (``novelty_exact
 proposal whose code equals its nearest neighbour's but for comments and layout, or (Python) whose
 normal form is the same (docstrings and local variable names aside too), is rejected outright;
 a pair the judge has seen is given its cached verdict; any other is judged by an LLM novelty
-judge (``novelty.judge``; ``novelty_judge.py``) when there is one; when there is none it passes under
+judge (``novelty.judge``; ``novelty_judge.py``) when there is one and, under
+``novelty.judge_when: cost`` (the default), when the evaluation it may save is measured to cost
+more than the call (``novelty_cost.py``; else the near-copy passes, to be evaluated, its notes
+saying why: ``decided: cost``); when there is no judge it passes under
 the automatic threshold (the embedding alone cannot tell a near-copy from a changed constant)
 and is rejected under a threshold the user set. A rejected proposal, also one the judge gave no
 verdict on under a threshold the user set (its error is stored and logged), is stored with its
@@ -19,8 +22,10 @@ island, is added to that island's index too (it stays in its old island's index:
 there descend from it).
 
 Every check's verdict says what decided it (``decided`` in the candidate's notes: ``embedding``
-below the threshold, ``layout``, ``normal form``, ``cache``, ``judge``, ``code`` when no judge
-is asked); the ledger counts the judge's calls under the purpose ``novelty``.
+below the threshold, ``layout``, ``normal form``, ``cache``, ``judge``, ``cost`` when evaluating
+is cheaper than asking, ``code`` when no judge is asked; under ``judge_when: cost`` the
+comparison is in the notes' ``cost``); the ledger counts the judge's calls under the purpose
+``novelty``.
 
 The per-island index (``similarity_index.py``) scans an island exactly up to 65,536 programs and
 past that ranks only the programs whose sign signatures lie close to the proposal's, which finds
@@ -38,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from cambrian.config import NoveltyConfig, RunConfig
+from cambrian.config import BudgetConfig, NoveltyConfig, RunConfig
 from cambrian.core.events import Event, NoveltyJudgeError
 from cambrian.core.hooks import LoopHook
 from cambrian.lang.languages import Language, as_language
@@ -47,6 +52,7 @@ from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.filters import FilterVerdict, ProposedChild
 from cambrian.search.algorithm_events import IslandSpawned, Migration
+from cambrian.search.novelty_cost import JudgeCostModel
 from cambrian.search.novelty_exact import CodeKeys, VerdictCache
 from cambrian.search.novelty_judge import (
     JUDGE_GRAMMAR,
@@ -74,7 +80,8 @@ class NoveltyVerdict:
     nearest_id: int | None = None
     reason: str = ""
     judge_context_id: int | None = None
-    decided: str = "embedding"  # what decided: embedding, layout, normal form, cache, judge, code
+    decided: str = "embedding"  # embedding, layout, normal form, cache, judge, cost, code
+    cost: str = ""  # judge_when: cost: the comparison that asked the judge or skipped it
 
 
 class NoveltyFilter:
@@ -93,8 +100,10 @@ class NoveltyFilter:
         num_islands: int = 1,
         initial_id: int = 1,
         language: Language | str = "python",
+        budget: BudgetConfig | None = None,
     ) -> None:
-        """``judge_label``: the model of the LLM novelty judge (None: no judge)."""
+        """``judge_label``: the model of the LLM novelty judge (None: no judge); ``budget``:
+        the run's caps (their ratio prices the judge's USD under ``judge_when: cost``)."""
         self.config = config
         self.language = as_language(language)
         self.threshold = resolved_threshold(config, judge_label is not None)
@@ -108,6 +117,8 @@ class NoveltyFilter:
         self.index = SimilarityIndex()
         self.keys = CodeKeys(self.language)
         self.verdicts = VerdictCache()  # the judge's, per (nearest program, proposal)
+        self.costs = (JudgeCostModel(self.store, judge_label, budget)
+                      if judge_label is not None and config.judge_when == "cost" else None)
         self._vectors: dict[str, np.ndarray] = {}  # of children checked, until accepted
         self._initial_indexing: asyncio.Future[None] | None = None
         # The judge backs off after replies without a verdict (a judge model that cannot
@@ -194,6 +205,8 @@ class NoveltyFilter:
         verdict = await self.check(child.source, child.island, use_judge=enforce)
         notes = {"similarity": verdict.similarity, "nearest": verdict.nearest_id,
                  "decided": verdict.decided}
+        if verdict.cost:
+            notes["cost"] = verdict.cost
         if not verdict.novel and enforce:
             return FilterVerdict(verdict.reason, {**notes,
                                                   "judge_context": verdict.judge_context_id})
@@ -241,6 +254,11 @@ class NoveltyFilter:
             reason = "" if cached else (f"{too_similar} and the novelty judge found no "
                                         "meaningful difference (its verdict on the same change)")
             return NoveltyVerdict(cached, vector, similarity, nearest_id, reason, decided="cache")
+        cost = self.costs.compare() if self.costs is not None else None
+        if cost is not None and not cost.ask:  # the evaluation it would save costs less
+            return NoveltyVerdict(True, vector, similarity, nearest_id, decided="cost",
+                                  cost=cost.reason)
+        costed = cost.reason if cost is not None else ""
         novel, context_id, problem, skipped = await self._ask_judge(source, existing or "")
         if skipped:
             return NoveltyVerdict(False, vector, similarity, nearest_id,
@@ -255,14 +273,14 @@ class NoveltyFilter:
                                                  error=problem))
             if self.config.threshold == "auto":  # as without a judge: the code decided above
                 return NoveltyVerdict(True, vector, similarity, nearest_id, "", context_id,
-                                      decided="code")
+                                      decided="code", cost=costed)
             reason = f"{too_similar}; the novelty judge gave no verdict ({problem})"
         else:
             self._judge_failures, self._judge_retry_at = 0, 0
             self.verdicts.put(*pair, novel)
             reason = "" if novel else f"{too_similar} and the novelty judge found no meaningful difference"
         return NoveltyVerdict(novel, vector, similarity, nearest_id, reason, context_id,
-                              decided="judge")
+                              decided="judge", cost=costed)
 
     async def _ask_judge(self, source: str,
                          existing: str) -> tuple[bool, int | None, str, str | None]:
@@ -344,4 +362,5 @@ def build_novelty_filter(config: RunConfig, recorder: Recorder, gateway: LLMGate
         if settings.judge is True or not gateway.capabilities(label).local:
             judge = label  # auto: remote judges only (NoveltyConfig)
     return NoveltyFilter(settings, embedder, recorder, gateway, judge,
-                         num_islands=config.database.num_islands, language=language)
+                         num_islands=config.database.num_islands, language=language,
+                         budget=config.budget)

@@ -102,6 +102,17 @@ class Contexts:
                 in self._db.execute("SELECT id, model, created_at, latency_s, error FROM contexts "
                                     "WHERE id > ? ORDER BY id", (after_id,))]
 
+    def latest_costs(self, model: str, after_id: int = 0,
+                     limit: int = 101) -> list[tuple[int, str, float, float]]:
+        """(id, purpose, latency_s, cost_usd) of the model's last ``limit`` calls after
+        ``after_id`` that got a reply, oldest first (what a novelty judge call costs is
+        estimated from them: search/novelty_cost.py)."""
+        rows = self._db.execute(
+            "SELECT id, purpose, latency_s, cost_usd FROM contexts WHERE model = ? AND id > ? "
+            "AND error = '' ORDER BY id DESC LIMIT ?", (model, after_id, limit)).fetchall()
+        return [(int(i), str(p), float(lat or 0.0), float(usd or 0.0))
+                for i, p, lat, usd in reversed(rows)]
+
     def requests_by_model(self) -> dict[str, int]:
         """Calls per model (read from the model index alone)."""
         return {str(m): int(n) for m, n in self._db.execute(

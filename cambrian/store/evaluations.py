@@ -95,6 +95,14 @@ class Evaluations:
             "WHERE c.status = 'correct' AND e.status = 'ok' AND e.combined_score IS NOT NULL "
             f"AND e.stage IN ({','.join('?' * len(stages))}) ORDER BY e.id", tuple(stages))]
 
+    def latest_durations(self, after_id: int = 0, limit: int = 101) -> list[tuple[int, float]]:
+        """(id, duration_s) of the last ``limit`` evaluations (``main`` rows: a candidate's
+        whole evaluation) after ``after_id``, oldest first."""
+        rows = self._db.execute(
+            "SELECT id, duration_s FROM evaluations WHERE stage = 'main' AND id > ? "
+            "ORDER BY id DESC LIMIT ?", (after_id, limit)).fetchall()
+        return [(int(i), float(d or 0.0)) for i, d in reversed(rows)]
+
     def workers(self) -> dict[str, int]:
         """Evaluations (main rows) per worker that ran them."""
         return {str(w): int(n) for w, n in self._db.execute(

@@ -37,7 +37,7 @@ def replies(messages: list[dict[str, str]], index: int) -> str:
 def judge_sets(llm: ScriptedLLM) -> list[str]:
     """Every proposal is 'too similar' (threshold 0.01), so each one asks the judge."""
     return ["meta.enabled=false", "novelty.enabled=true", "novelty.judge=true",
-            "novelty.threshold=0.01", "novelty.embedding=openai", f"novelty.base_url={llm.base_url}",
+            "novelty.judge_when=always", "novelty.threshold=0.01", "novelty.embedding=openai", f"novelty.base_url={llm.base_url}",
             "novelty.embedding_model=embed-test"]
 
 

@@ -118,7 +118,8 @@ def test_novelty_judge_can_overrule_the_embedding(tmp_path: Path):
         return incrementing(messages, index)
 
     with ScriptedLLM(reply) as llm:
-        store = novelty_run(tmp_path, llm, "novelty.threshold=0.5")  # the judge is on by default
+        store = novelty_run(tmp_path, llm, "novelty.threshold=0.5",  # the judge is on by default
+                            "novelty.judge_when=always")  # whatever the evaluation costs
     judged = sql(store, "SELECT response_text FROM contexts WHERE purpose='novelty'").fetchall()
     assert {r[0] for r in judged} == {"SAME", "DIFFERENT"}
     rejected = store.candidates.list("rejected")

@@ -188,7 +188,7 @@ def test_novelty_refuses_a_text_that_only_changes_layout_or_wording(tmp_path: Pa
     with ScriptedLLM(responder) as llm:
         store = run_text_task(task, tmp_path / "run", llm, "novelty.enabled=true",
                               "novelty.threshold=0.5", "novelty.max_attempts=3",
-                              "evolution.generations=2")
+                              "novelty.judge_when=always", "evolution.generations=2")
     try:
         reasons = [row.error for row in store.candidates.list("rejected")]
         assert any(reason.endswith("only comments or layout differ") for reason in reasons)
