@@ -1,17 +1,20 @@
-"""LLM calls and memory the novelty filter costs with the default settings: the code before
-issue 35's exact tests and verdict cache next to the code now, from one interleaved run.
+"""LLM calls and memory the novelty filter costs with the default settings: an earlier tree
+next to the code now, from one interleaved run.
 
     .venv/bin/python benchmarks/novelty_calls.py --old /tmp/old-tree [--new /tmp/new-tree]
-                                                 [--generations 30] [--rounds 2]
+                                                 [--generations 30] [--rounds 2] [--delay 1.0]
 
 ``--old`` is an earlier Cambrian tree (``git worktree add --detach /tmp/old-tree COMMIT``, or
 the same commit with the part under test switched off, named by ``--old-label``);
 each run is ``cambrian.api.evolve`` in a fresh process with that tree (or this checkout) first
 on ``PYTHONPATH``, rounds interleaved (old, new, new with novelty off, old, ...), so all see
-the same machine load, printed before and after.
+the same machine load, printed before and after. The new tree runs with novelty off too,
+and with ``novelty.judge_when=always`` where it has that setting (the judge asked for every
+near-copy, as before issue 35's cost test).
 
 The model is an OpenAI-compatible stand-in on the loopback (``instant_llm.py``; a remote
-provider to Cambrian, so ``novelty.judge: auto`` asks the judge). It answers each proposal with
+provider to Cambrian, so ``novelty.judge: auto`` has a judge), answering each call after
+``--delay`` seconds (a remote model's latency; 0: at once). It answers each proposal with
 one of five edits of the program it is shown, in turn: a changed constant, local variables
 renamed, a comment added, the same constant change as before on that program (a repeat), a new
 line in the loop. As the novelty judge it answers DIFFERENT when the diff adds more lines than
@@ -19,8 +22,10 @@ it removes, else SAME. Embeddings are the bundled MiniLM (the default), so which
 embed as near-copies is the real model's doing.
 
 Printed per variant (medians over rounds): children evaluated, LLM calls by purpose (the
-ledger's ``contexts.purpose``), candidates refused by novelty, the process's peak resident
-memory, and its wall time.
+ledger's ``contexts.purpose``; ``novelty`` is the judge), candidates refused by novelty, the
+process's peak resident memory, and its wall time; per run, what decided each novelty check
+(``decided`` in the child's notes: ``cost`` when evaluating was cheaper than the judge) and the
+median evaluation time.
 """
 
 from __future__ import annotations
@@ -78,6 +83,8 @@ print("RESULT", json.dumps({
     "decided": dict(db.execute("SELECT json_extract(notes_json, '$.decided'), COUNT(*) "
                                "FROM candidates WHERE json_extract(notes_json, '$.decided') "
                                "IS NOT NULL GROUP BY 1")),
+    "evaluation_s": [r[0] for r in db.execute("SELECT duration_s FROM evaluations "
+                                              "WHERE stage = 'main'")],
 }))
 """
 
@@ -153,6 +160,8 @@ def main() -> int:
                         help="the tree to measure as new (default: this checkout)")
     parser.add_argument("--generations", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--delay", type=float, default=1.0,
+                        help="seconds the stand-in model takes per call (default 1.0)")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=args.old,
                             capture_output=True, text=True, check=False).stdout.strip()
@@ -160,6 +169,7 @@ def main() -> int:
                           capture_output=True, text=True, check=False).stdout.strip()
     variants = [(args.old_label or f"old code ({commit}), defaults", args.old, []),
                 (f"new code ({here}), defaults", args.new, []),
+                (f"new code ({here}), judge always", args.new, ["novelty.judge_when=always"]),
                 (f"new code ({here}), novelty off", args.new, ["novelty.enabled=false"])]
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
     results: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
@@ -171,13 +181,13 @@ def main() -> int:
         (task / "evaluate.py").write_text(EVALUATOR)
         for round_ in range(args.rounds):
             for number, (name, code, extra) in enumerate(variants):
-                with InstantServer(StandIn()) as server:
+                with InstantServer(StandIn(), delay_s=args.delay) as server:
                     results[name].append(one_run(code, task, root / f"run-{round_}-{number}",
                                                  server.base_url, args.generations, extra))
                 print(f"#   round {round_ + 1} {name}: done, load {load()}", flush=True)
-    print(f"{args.generations} generations, stand-in LLM (5 kinds of edit in turn; judge SAME "
-          f"unless lines are added), bundled MiniLM embeddings; medians of {args.rounds} "
-          "interleaved rounds")
+    print(f"{args.generations} generations, stand-in LLM ({args.delay:g} s a call; 5 kinds of "
+          "edit in turn; judge SAME unless lines are added), bundled MiniLM embeddings; medians "
+          f"of {args.rounds} interleaved rounds")
     for name, runs in results.items():
         purposes = sorted({p for r in runs for p in r["calls"]})
         calls = {p: statistics.median(r["calls"].get(p, 0) for r in runs) for p in purposes}
@@ -187,7 +197,8 @@ def main() -> int:
         print(f"  {name:<34} children {children:3.0f}  LLM calls "
               f"{statistics.median(sum(r['calls'].values()) for r in runs):4.0f} ("
               + ", ".join(f"{p} {c:.0f}" for p, c in calls.items())
-              + f"), refused by novelty {refused:3.0f}, peak memory "
+              + f"), judge calls {calls.get('novelty', 0):3.0f}, refused by novelty "
+              f"{refused:3.0f}, peak memory "
               f"{statistics.median(r['maxrss_mb'] for r in runs):5.0f} MB, wall "
               f"{statistics.median(r['wall_s'] for r in runs):5.1f} s")
         decided = sorted({d for r in runs for d in r.get("decided", {})})
@@ -195,6 +206,10 @@ def main() -> int:
             print(f"  {'':<34} novelty checks decided by (per run): " + "; ".join(
                 f"{d} {', '.join(str(r.get('decided', {}).get(d, 0)) for r in runs)}"
                 for d in decided))
+        medians = [statistics.median(r["evaluation_s"]) for r in runs if r.get("evaluation_s")]
+        if medians:
+            print(f"  {'':<34} median evaluation (per run): "
+                  + ", ".join(f"{m:.3f} s" for m in medians))
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
     return 0
 
