@@ -51,6 +51,7 @@ from cambrian.store.store import Store
 from cambrian.ui.server import BackgroundServer, build_server
 
 INTENTS = ("refinement", "local_fix", "strategy", "tuning")
+FILL_CHUNK = 20_000
 PROMPT = "## Current program\n```python\n" + "x = 1\n" * 300 + "```\n"
 
 
@@ -60,42 +61,45 @@ def fill(store: Store, size: int, islands: int = 5) -> None:
     generation = store.candidates.max_generation()
     source = ("# EVOLVE-BLOCK-START\nVALUE = {}\n# EVOLVE-BLOCK-END\n\n\n"
               "def run():\n    return VALUE\n")
-    with store.transaction():
-        while store.candidates.count() < size:
-            parent = rng.choice(ids)
-            generation += 1
-            context = store.contexts.add(NewContext(
-                purpose="mutation", model="instant", provider="openai", params={},
-                messages=[{"role": "user", "content": PROMPT}], response_text="VALUE = 2",
-                prompt_tokens=500, completion_tokens=30, cost_usd=0.0004, latency_s=0.1))
-            if rng.random() < 0.5:  # a refused reply: half of all proposals, as with small models
-                store.candidates.add(NewCandidate(
+    count = store.candidates.count()  # once: a COUNT per row made the fill quadratic
+    while count < size:
+        with store.transaction():  # in chunks, so that the write-ahead log stays small
+            for _ in range(min(FILL_CHUNK, size - count)):
+                count += 1
+                parent = rng.choice(ids)
+                generation += 1
+                context = store.contexts.add(NewContext(
+                    purpose="mutation", model="instant", provider="openai", params={},
+                    messages=[{"role": "user", "content": PROMPT}], response_text="VALUE = 2",
+                    prompt_tokens=500, completion_tokens=30, cost_usd=0.0004, latency_s=0.1))
+                if rng.random() < 0.5:  # a refused reply: half of all proposals, as with small models
+                    store.candidates.add(NewCandidate(
+                        generation=generation, island=rng.randrange(islands), parent_id=parent,
+                        operator="diff", status="patch_failed", language="python", model="instant",
+                        context_id=context, notes={"intent": rng.choice(INTENTS)},
+                        error=f"no SEARCH/REPLACE edit found (attempt {generation})"))
+                    continue
+                correct = rng.random() < 0.9
+                score = rng.random() if correct else None
+                candidate = store.candidates.add(NewCandidate(
                     generation=generation, island=rng.randrange(islands), parent_id=parent,
-                    operator="diff", status="patch_failed", language="python", model="instant",
-                    context_id=context, notes={"intent": rng.choice(INTENTS)},
-                    error=f"no SEARCH/REPLACE edit found (attempt {generation})"))
-                continue
-            correct = rng.random() < 0.9
-            score = rng.random() if correct else None
-            candidate = store.candidates.add(NewCandidate(
-                generation=generation, island=rng.randrange(islands), parent_id=parent,
-                operator="diff", status="pending", language="python", model="instant",
-                context_id=context, source=source.format(generation),
-                notes={"format": "diff", "arm": "instant@0.7",
-                       "intent": rng.choice(INTENTS)}))
-            store.evaluations.add(candidate, EvaluationResult(
-                status="ok" if correct else "incorrect", combined_score=score,
-                public={"value": generation}, error="" if correct else "VALUE too large",
-                duration_s=0.01))
-            store.candidates.update(candidate, status="correct" if correct else "incorrect",
-                                    score=score, error=None if correct else "VALUE too large")
-            store.lineage.add_edge(parent, candidate, "parent", "diff")
-            store.events.add(CandidateEvaluated(candidate_id=candidate, status="ok", score=score,
-                                                best_score=None, evaluated=len(ids),
-                                                generations=size))
-            store.events.add(BanditSnapshot(pulls=len(ids), shares={"instant@0.7": 1.0}))
-            ids.append(candidate)
-        store.state.delete("archive_snapshot")
+                    operator="diff", status="pending", language="python", model="instant",
+                    context_id=context, source=source.format(generation),
+                    notes={"format": "diff", "arm": "instant@0.7",
+                           "intent": rng.choice(INTENTS)}))
+                store.evaluations.add(candidate, EvaluationResult(
+                    status="ok" if correct else "incorrect", combined_score=score,
+                    public={"value": generation}, error="" if correct else "VALUE too large",
+                    duration_s=0.01))
+                store.candidates.update(candidate, status="correct" if correct else "incorrect",
+                                        score=score, error=None if correct else "VALUE too large")
+                store.lineage.add_edge(parent, candidate, "parent", "diff")
+                store.events.add(CandidateEvaluated(candidate_id=candidate, status="ok", score=score,
+                                                    best_score=None, evaluated=len(ids),
+                                                    generations=size))
+                store.events.add(BanditSnapshot(pulls=len(ids), shares={"instant@0.7": 1.0}))
+                ids.append(candidate)
+    store.state.delete("archive_snapshot")
 
 
 def build(workdir: Path, size: int) -> Path:

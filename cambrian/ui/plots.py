@@ -19,8 +19,10 @@ MAX_POINTS = 1500  # per line; more are thinned evenly (the last point kept)
 RATE_SPANS = 8  # the run's proposals in this many spans of equal count
 
 
-def thin(count: int, limit: int = MAX_POINTS) -> list[int]:
-    """Indexes of at most ``limit`` evenly spread points out of ``count``, the last kept."""
+def thin(count: int, limit: int | None = None) -> list[int]:
+    """Indexes of at most ``limit`` (``MAX_POINTS`` when None) evenly spread points out of
+    ``count``, the last kept."""
+    limit = MAX_POINTS if limit is None else limit
     if count <= limit:
         return list(range(count))
     step = (count - 1) / (limit - 1)
@@ -94,13 +96,14 @@ def occupancy_series(store: Store, start: float) -> dict[str, Any]:
 
 
 def size_series(store: Store) -> dict[str, Any]:
-    """Every program's lines (thinned) by generation, and each generation's mean."""
+    """Every program's lines (thinned) by generation, and the mean of each generation that a
+    kept program shows (so the mean line too stays within ``MAX_POINTS``)."""
     sizes = store.plot_rows.program_sizes()
     by_generation: dict[int, list[int]] = defaultdict(list)
     for size in sizes:
         by_generation[size.generation].append(size.lines)
     keep = thin(len(sizes))
-    generations = sorted(by_generation)
+    generations = sorted({sizes[i].generation for i in keep})
     return {"id": [sizes[i].id for i in keep], "generation": [sizes[i].generation for i in keep],
             "lines": [sizes[i].lines for i in keep], "status": [sizes[i].status for i in keep],
             "mean_generation": generations,
@@ -150,7 +153,13 @@ def pareto_series(store: Store, axes: tuple[str, str] | None = None) -> dict[str
               and (y := _number(row.metrics.get(axes[1]))) is not None]
     front = pareto_front([(i, Objective.of(directions[axes[0]]).fitness(x),
                            Objective.of(directions[axes[1]]).fitness(y)) for i, x, y in points])
+    count = len(points)
+    if count > MAX_POINTS:  # every point on the front, the others thinned
+        others = [p for p in points if p[0] not in front]
+        points = sorted([p for p in points if p[0] in front]
+                        + [others[i] for i in thin(len(others))])
     return {"metrics": metrics, "x": axes[0], "y": axes[1], "directions": directions,
+            "count": count,
             "id": [p[0] for p in points], "xs": [p[1] for p in points],
             "ys": [p[2] for p in points], "front": sorted(front)}
 

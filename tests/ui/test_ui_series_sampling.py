@@ -15,7 +15,7 @@ from cambrian.core.evaluation import EvaluationResult
 from cambrian.core.objective import Objective
 from cambrian.store.rows import NewCandidate
 from cambrian.store.store import Store
-from cambrian.ui import series
+from cambrian.ui import plots, series
 from cambrian.ui.cache import BestMemo, read_ledger
 from cambrian.ui.series import sample, score_series
 
@@ -107,3 +107,15 @@ def test_the_overview_says_showing_n_of_m(page: Any, serve: Any, longer_runs: Pa
     assert shown < total and note.inner_text().startswith(f"showing {shown} of {total} ")
     page.wait_for_function(
         f"document.getElementById('chart-evals').dataset.points === '{shown}'")
+
+
+def test_the_size_plot_draws_the_means_of_the_kept_programs_only(longer_runs: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(plots, "MAX_POINTS", 5)
+    store = Store.open(longer_runs / "counter-run", read_only=True)
+    try:
+        sizes = plots.size_series(store)
+    finally:
+        store.close()
+    assert len(sizes["id"]) == 5 and sizes["mean_generation"] == sorted(set(sizes["generation"]))
+    assert len(sizes["mean_lines"]) == len(sizes["mean_generation"])

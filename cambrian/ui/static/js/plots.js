@@ -61,8 +61,8 @@ document.addEventListener("DOMContentLoaded", function () {
       { xLabel: p.x + " (" + p.directions[p.x] + ")", yLabel: p.y + " (" + p.directions[p.y] + ")",
         extra: { scales: { x: { time: false, range: padded }, y: { range: padded } } } });
     mark("plot-pareto", p.id.length);
-    document.getElementById("pareto-note").textContent = p.front.length + " of " + p.id.length +
-      " correct programs on the front: " + p.front.map(function (i) { return "#" + i; }).join(" ");
+    document.getElementById("pareto-note").textContent = p.front.length + " of " + p.count +
+      " correct programs on the front" + (p.id.length < p.count ? " (" + p.id.length + " drawn)" : "") + ": " + p.front.map(function (i) { return "#" + i; }).join(" ");
   }
 
   function draw() {
