@@ -34,6 +34,8 @@ from cambrian.llm.replay_provider import ReplayProvider, ReplyBook
 from cambrian.search.build import check_names, check_task_settings
 from cambrian.search.context import RunAborted
 from cambrian.search.engine import Evolution
+from cambrian.search.novelty import NoveltyFilter
+from cambrian.search.novelty_cost import JudgeCost, RecordedJudgeCosts
 from cambrian.search.replay_compare import Comparison, compare_runs
 from cambrian.search.replay_schedule import (
     ReplayGate,
@@ -133,6 +135,7 @@ class _Recorded:
     book: ReplyBook
     file_hashes: dict[str, str]
     children: dict[tuple[str, int | None], list[int]]
+    judge_costs: dict[str, list[JudgeCost]]  # how it decided whether to ask the novelty judge
     steering: list[str] = field(default_factory=list)  # what the run's trace says was changed
     sessions: int = 1
 
@@ -157,7 +160,7 @@ def _read(run_dir: Path) -> _Recorded:
         kinds = [kind_of(e.event) for e in store.events.list(
             "config_override", "guidance_change", "control", "session_start")]
         recorded = _Recorded(info, timeline, book, store.runs.file_hashes(),
-                             timeline.children(store))
+                             timeline.children(store), RecordedJudgeCosts.read(store))
         recorded.sessions = kinds.count("session_start")
         recorded.steering = sorted({kind for kind in kinds if kind != "session_start"})
         return recorded
@@ -329,6 +332,8 @@ async def replay_async(run_dir: str | Path, *, to: str | Path,
     filters = getattr(evolution.slots.proposer, "filters", None)
     if isinstance(filters, list):  # a plugin's generator may keep none: its children race
         filters.insert(0, ReplayGate(sequencer, recorded.children))
+        for novelty in (f for f in filters if isinstance(f, NoveltyFilter) and f.costs):
+            novelty.costs = RecordedJudgeCosts(recorded.judge_costs, novelty.costs)
     evolution.hooks.insert(0, ReplaySlots(sequencer))
     hold_side_steps(evolution.side_work.jobs, sequencer)
     evolution.ctx.recorder.emit(ReplayStarted(

@@ -52,7 +52,7 @@ from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.filters import FilterVerdict, ProposedChild
 from cambrian.search.algorithm_events import IslandSpawned, Migration
-from cambrian.search.novelty_cost import JudgeCostModel
+from cambrian.search.novelty_cost import JudgeCostModel, JudgeCosts
 from cambrian.search.novelty_exact import CodeKeys, VerdictCache
 from cambrian.search.novelty_judge import (
     JUDGE_GRAMMAR,
@@ -117,7 +117,7 @@ class NoveltyFilter:
         self.index = SimilarityIndex()
         self.keys = CodeKeys(self.language)
         self.verdicts = VerdictCache()  # the judge's, per (nearest program, proposal)
-        self.costs = (JudgeCostModel(self.store, judge_label, budget)
+        self.costs: JudgeCosts | None = (JudgeCostModel(self.store, judge_label, budget)
                       if judge_label is not None and config.judge_when == "cost" else None)
         self._vectors: dict[str, np.ndarray] = {}  # of children checked, until accepted
         self._initial_indexing: asyncio.Future[None] | None = None
@@ -254,7 +254,7 @@ class NoveltyFilter:
             reason = "" if cached else (f"{too_similar} and the novelty judge found no "
                                         "meaningful difference (its verdict on the same change)")
             return NoveltyVerdict(cached, vector, similarity, nearest_id, reason, decided="cache")
-        cost = self.costs.compare() if self.costs is not None else None
+        cost = self.costs.compare(source) if self.costs is not None else None
         if cost is not None and not cost.ask:  # the evaluation it would save costs less
             return NoveltyVerdict(True, vector, similarity, nearest_id, decided="cost",
                                   cost=cost.reason)

@@ -12,9 +12,10 @@ without both caps seconds alone decide and the price is only reported. Nothing m
 
 Reading the store is incremental: each estimate reads the rows added since the last one, and
 the medians are over the last ``WINDOW`` of each. A resume reads the same rows, so decides as the
-run would have; a replay (``cambrian replay``) evaluates again, so where its evaluation times
-cross the judge's median it may decide otherwise and stop as diverged (``judge_when: always``
-runs replay as before).
+run would have. A replay (``cambrian replay``) evaluates again, with times of its own, and its
+judge replies are served instantly: it decides each near-copy as the recorded run did instead
+(``RecordedJudgeCosts``, read back from the recorded children's notes), and measures only
+where the recorded run made no such decision (past ``--from N``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import statistics
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 from cambrian.config import BudgetConfig
 from cambrian.store.store import Store
@@ -66,7 +68,8 @@ class JudgeCostModel:
                 (latency, usd))
             self._last_call = row_id
 
-    def compare(self) -> JudgeCost:
+    def compare(self, source: str = "") -> JudgeCost:
+        """Whether to ask the judge about the near-copy ``source`` (measured: any source)."""
         self._read()
         calls = self._judge_calls or self._model_calls
         if not self._evaluations or not calls:
@@ -90,3 +93,32 @@ class JudgeCostModel:
                              judge_usd)
         return JudgeCost(False, f"cheaper to evaluate ({figures})", evaluation_s, judge_s,
                          judge_usd)
+
+
+class JudgeCosts(Protocol):
+    def compare(self, source: str = "") -> JudgeCost: ...
+
+
+class RecordedJudgeCosts:
+    """A replay's decisions: each near-copy the recorded run compared (its child's notes hold
+    ``cost``; ``decided: cost`` when it was evaluated without asking) is decided the same way,
+    in the recorded order of children with the same program; any other is left to ``measured``."""
+
+    def __init__(self, recorded: dict[str, list[JudgeCost]], measured: JudgeCosts) -> None:
+        self.recorded = {source: deque(costs) for source, costs in recorded.items()}
+        self.measured = measured
+
+    @staticmethod
+    def read(store: Store) -> dict[str, list[JudgeCost]]:
+        """The recorded run's comparisons, by the child's program, in the order they were
+        stored."""
+        found: dict[str, list[JudgeCost]] = {}
+        for row in store.candidates.with_note("cost"):
+            if row.source is not None:
+                found.setdefault(row.source, []).append(JudgeCost(
+                    row.notes.get("decided") != "cost", str(row.notes["cost"]), None, None))
+        return found
+
+    def compare(self, source: str = "") -> JudgeCost:
+        queue = self.recorded.get(source)
+        return queue.popleft() if queue else self.measured.compare(source)

@@ -103,3 +103,20 @@ def test_a_priced_judge_counts_its_usd_at_the_budgets_rate(tmp_path: Path):
                                   messages=[], response_text="SAME", latency_s=0.1))
     cost = JudgeCostModel(store, "judge", budget).compare()
     assert cost.ask and cost.judge_s == 0.1
+
+
+def test_a_replay_decides_each_near_copy_as_the_recorded_run_did(tmp_path: Path):
+    """A replay's judge replies come at once and its evaluations take times of their own: it
+    takes the recorded decisions (evaluated without asking, here) and reaches the same run."""
+    from cambrian.api.replay import replay_async
+
+    with ScriptedLLM(incrementing, delay_s=1.5) as llm:
+        judged_run(tmp_path, llm).close()
+        asked = len(llm.requests)
+        result = asyncio.run(replay_async(tmp_path / "run", to=tmp_path / "replay"))
+        assert len(llm.requests) == asked, "a replay served from the trace called the model"
+    assert result.identical, result.differences
+    with Store.open(tmp_path / "replay", read_only=True) as replay:
+        checked = near_copies(replay)
+        assert checked and all(notes["decided"] == "cost" for notes in checked)
+        assert replay.contexts.count("novelty") == 0
