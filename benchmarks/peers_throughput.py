@@ -2,7 +2,8 @@
 instant stand-in LLM.
 
     .venv/bin/python benchmarks/peers_throughput.py [--generations 40] [--rounds 3]
-                     [--openevolve-python /tmp/oe-venv/bin/python] [--old TREE]
+                     [--openevolve-python /tmp/oe-venv/bin/python] [--old TREE] [--code TREE]
+                     [--short N]
 
 The task: a program whose EVOLVE-BLOCK holds ``VALUE = N`` and an evaluator (module contract,
 ``evaluate(program_path)``, as OpenEvolve expects) that loads it and spends about 0.1 s of CPU
@@ -17,6 +18,11 @@ the n generations asked for (the same divisor for every system; the children Cam
 evaluated are shown beside, and the whole process's wall time too: with the defaults the
 embedding model loads in the background, so its cost falls inside the generations); CPU time is that of the process and every descendant it waited for (the
 evaluations, the warm worker, OpenEvolve's worker processes), over the generations.
+
+With ``--short N`` every system also runs N generations in each round (right after its long
+run), and the CPU is split in two: per generation beyond start-up, (CPU of the long run - CPU of
+the short one) / (n - N), and the fixed part, the short run's CPU less N such generations
+(imports, start-up, the initial program's evaluation, shutting down).
 
 OpenEvolve is not a dependency: install it into a separate environment
 (``python -m venv /tmp/oe-venv && /tmp/oe-venv/bin/pip install openevolve``) and pass its
@@ -165,6 +171,14 @@ def in_process_loop(task: Path, generations: int, workdir: Path) -> dict[str, fl
     return {"wall_s": time.perf_counter() - began, "cpu_s": time.process_time() - cpu}
 
 
+def compile_tree(tree: Path) -> None:
+    """Write the bytecode of a Cambrian tree's modules (as an installed package has), so that no
+    run pays for compiling them: with PYTHONDONTWRITEBYTECODE set, a fresh tree would be
+    compiled from source at every start, while the peers' installed packages are not."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "cambrian")],
+                   check=True, capture_output=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -178,10 +192,16 @@ def main() -> int:
                              "this one, novelty and scratchpad off")
     parser.add_argument("--only-off", action="store_true",
                         help="leave out the defaults variant")
+    parser.add_argument("--short", type=int, default=0,
+                        help="also run N generations, to split CPU into fixed and per generation")
     args = parser.parse_args()
     print(f"# {time.strftime('%H:%M:%S')} load: "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     n = args.generations
+    trees = [args.code or ROOT, *([args.old] if args.old else [])]
+    for tree in trees:
+        compile_tree(tree)
+    print(f"# bytecode written for {', '.join(str(tree) for tree in trees)} (compileall)")
     systems: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, InstantServer(reply) as server:
         root = Path(tmp)
@@ -204,6 +224,9 @@ def main() -> int:
                         server.base_url, str(n), *extra]
                 figures = timed_process(argv, server, root, run_env)
                 figures["generations"] = evaluated_children(run_dir)
+                if args.short:
+                    argv[4], argv[6] = str(run_dir) + "-short", str(args.short)
+                    figures["short_cpu_s"] = timed_process(argv, server, root, run_env)["cpu_s"]
                 systems.setdefault(name, []).append(figures)
             if args.openevolve_python:
                 for workers in (1, 2):
@@ -213,6 +236,9 @@ def main() -> int:
                             str(out), server.base_url, str(n), str(workers)]
                     figures = timed_process(argv, server, root)
                     figures["generations"] = n
+                    if args.short:
+                        argv[4], argv[6] = str(out) + "-short", str(args.short)
+                        figures["short_cpu_s"] = timed_process(argv, server, root)["cpu_s"]
                     systems.setdefault(name, []).append(figures)
         inproc = in_process_loop(task, n, root)
     print(f"fast task (evaluate() about 0.1 s of CPU), {n} generations, instant local LLM, "
@@ -230,6 +256,15 @@ def main() -> int:
               f"{statistics.median(r['wall_s'] for r in runs):7.1f}s "
               f"{statistics.median(r['generations'] for r in runs):8.0f} "
               f"{statistics.median(r['requests'] for r in runs):9.0f}")
+    if args.short:
+        print(f"  CPU split by a second run of {args.short} generations in each round "
+              f"(medians): per generation beyond start-up = (long - short) / {n - args.short}; "
+              "fixed = short - that x its generations")
+        for name, runs in systems.items():
+            marginal = [(r["cpu_s"] - r["short_cpu_s"]) / (n - args.short) for r in runs]
+            fixed = [r["short_cpu_s"] - args.short * m for r, m in zip(runs, marginal)]
+            print(f"  {name:<42} per generation {1000 * statistics.median(marginal):5.0f}ms"
+                  f"   fixed {statistics.median(fixed):5.2f}s")
     print(f"  {'in-process evaluate() alone (no LLM, no DB)':<42} "
           f"{1000 * inproc['wall_s'] / n:7.0f}ms {1000 * inproc['cpu_s'] / n:7.0f}ms")
     print(f"# {time.strftime('%H:%M:%S')} load: "

@@ -2,7 +2,7 @@
 rest of the workers' time goes.
 
   .venv/bin/python benchmarks/scale.py [--workers 1,2,4] [--per-worker 10] [--eval-s 1.0]
-                                       [--rounds 1] [--old TREE] [--no-local]
+                                       [--rounds 1] [--code TREE] [--old TREE] [--no-local]
 
 For each W, a run with an instant in-process LLM stand-in (``overhead.InstantLLM``) and a task
 whose evaluator sleeps ``--eval-s`` seconds, evaluated on a local Ray cluster started for the run
@@ -17,10 +17,12 @@ Throughput is measured from the commit of the initial program (when children sta
 commit: children / elapsed. The limit is W / E evaluations per second (E the sleep), i.e. what W
 workers would do if evaluating were the only cost. The workers' time (W x elapsed) is split
 into: the sleep itself (the limit's share), the sandbox around it (the stored evaluation time
-on the worker minus E), Ray's part (from the driver starting an evaluation to its result's
-commit, minus the stored evaluation time: submitting the job, scheduling it, a worker process's
-first job importing Cambrian and building the evaluator, returning and committing the result)
-and idle (no evaluation in flight on that slot: proposals, the last round's tail).
+on the worker minus E), Ray's part (the time inside the executor's ``run``, from handing it the
+job to its result, minus the stored evaluation time: submitting the job, scheduling it, a
+worker process's first job importing Cambrian and building the evaluator, returning the result)
+and idle (no evaluation in the executor on that slot: proposals, commits, the last round's
+tail). For the local pool, "Ray" is the same span: the scratch folder, the sandbox's launch and
+the result read back.
 """
 
 from __future__ import annotations
@@ -63,20 +65,14 @@ def measure(task: Path, run_dir: Path, workers: int, children: int, ray: bool,
     from overhead import InstantLLM, overrides
 
     from cambrian.api import start
-    from cambrian.core.events import CandidateEvaluated, EvaluationStarted, Event
+    from cambrian.core.events import CandidateEvaluated, Event
 
     commits: list[float] = []
-    started: dict[int, float] = {}
-    latency: dict[int, float] = {}
+    spans: dict[int, float] = {}  # candidate -> seconds inside the executor's run()
 
     def on_event(event: Event) -> None:
-        now = time.perf_counter()
-        if isinstance(event, EvaluationStarted):
-            started[event.candidate_id] = now
-        elif isinstance(event, CandidateEvaluated):
-            commits.append(now)
-            if event.candidate_id in started:
-                latency[event.candidate_id] = now - started[event.candidate_id]
+        if isinstance(event, CandidateEvaluated):
+            commits.append(time.perf_counter())
 
     sets = overrides(children, parallel=workers)
     if ray:
@@ -84,6 +80,17 @@ def measure(task: Path, run_dir: Path, workers: int, children: int, ray: bool,
                  f"execution.worker_dir={run_dir.parent / 'workers'}"]
     evolution = start(task, run_dir=run_dir, overrides=sets, providers={"instant": InstantLLM()},
                       subscribers=[on_event])
+    executor = evolution.executor
+    inner = executor.run
+
+    async def timed_run(job):  # type: ignore[no-untyped-def]
+        entered = time.perf_counter()
+        outcome = await inner(job)
+        if job.candidate_id is not None:
+            spans[job.candidate_id] = time.perf_counter() - entered
+        return outcome
+
+    executor.run = timed_run  # every part of the loop holds this one executor
     began = time.perf_counter()
     summary = asyncio.run(evolution.run())
     wall = time.perf_counter() - began
@@ -96,11 +103,12 @@ def measure(task: Path, run_dir: Path, workers: int, children: int, ray: bool,
     elapsed = commits[-1] - commits[0]
     slot_time = workers * elapsed
     stored = sum(durations.values())
-    in_flight = sum(latency.values())
-    transit = sum(latency[i] - durations[i] for i in latency if i in durations)
+    children_spans = {i: spans[i] for i in durations if i in spans}
+    in_flight = sum(children_spans.values())
+    transit = sum(children_spans[i] - durations[i] for i in children_spans)
     return {"per_min": 60 * children / elapsed, "wall_s": wall, "elapsed_s": elapsed,
             "eval_s": stored / len(durations), "workers_used": len(spread),
-            "latency_s": in_flight / max(1, len(latency)),
+            "latency_s": in_flight / max(1, len(children_spans)),
             "share_sleep": children * eval_s / slot_time,
             "share_sandbox": (stored - children * eval_s) / slot_time,
             "share_ray": transit / slot_time,
@@ -134,6 +142,8 @@ def main() -> int:
     parser.add_argument("--per-worker", type=int, default=10, help="children per worker")
     parser.add_argument("--eval-s", type=float, default=1.0, help="the evaluator's sleep")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--code", type=Path, default=None,
+                        help="run the Cambrian found here (a tree) instead of this checkout's")
     parser.add_argument("--old", type=Path, default=None,
                         help="also run the Ray runs with the Cambrian found here, in turn")
     parser.add_argument("--no-local", action="store_true", help="leave out the local pool")
@@ -146,11 +156,16 @@ def main() -> int:
         print("RESULT " + json.dumps(result))
         return 0
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
-    variants: list[tuple[str, Path | None, bool]] = [("Ray", None, True)]
+    for tree in {args.code or HERE.parent, *([args.old] if args.old else [])}:
+        # Bytecode for every tree, as an installed package has (none is written for a fresh
+        # tree under PYTHONDONTWRITEBYTECODE, and each Ray worker would compile Cambrian).
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(tree) / "cambrian")],
+                       check=True, capture_output=True)
+    variants: list[tuple[str, Path | None, bool]] = [("Ray", args.code, True)]
     if args.old is not None:
         variants.append((f"Ray, {args.old.name}", args.old, True))
     if not args.no_local:
-        variants.append(("local pool", None, False))
+        variants.append(("local pool", args.code, False))
     results: dict[tuple[int, str], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         task = write_task(Path(tmp) / "task", args.eval_s)
@@ -180,9 +195,10 @@ def main() -> int:
               f"{100 * med('share_ray'):>5.1f}% {100 * med('share_idle'):>5.1f}% "
               f"{med('first_s'):>12.2f}")
     print("eval s: mean stored evaluation time on the worker (sleep + sandbox); latency s: mean "
-          "time from the driver starting an evaluation to its commit; sandbox / Ray / idle: "
-          "shares of the workers' time (W x elapsed) spent in the sandbox around the sleep, "
-          "in Ray's part of the latency, and with no evaluation in flight; 1st commit s: "
+          "time inside the executor's run() per evaluation; sandbox / Ray / idle: shares of the "
+          "workers' time (W x elapsed) spent in the sandbox around the sleep, in the rest of "
+          "run() (Ray's part; the local pool's launch), and with no evaluation in run(); "
+          "1st commit s: "
           "from the initial program's commit to the first child's. Ray: a local cluster "
           "started for each run with W CPUs (one job each) on this one machine.")
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
