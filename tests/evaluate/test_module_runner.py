@@ -111,3 +111,16 @@ def test_numpy_values_and_result_objects_are_converted() -> None:
     assert payload["artifacts"] == {"log": "bytes are decoded", "where": "/tmp/x"}
     assert json.loads(json.dumps(payload, allow_nan=False)) == payload
     assert "invalid_return" in module_runner.build_payload(["not", "a", "dict"])
+
+
+def test_options_are_read_in_either_form_and_a_wrong_one_is_a_usage_error() -> None:
+    assert module_runner.parse_args(["--evaluator=e.py", "--program", "p.py", "--out", "o.json",
+                                     "--cascade-thresholds", "[0.5]"]) == {
+        "--evaluator": "e.py", "--program": "p.py", "--out": "o.json",
+        "--cascade-thresholds": "[0.5]"}
+    for argv in (["--evaluator", "e.py", "--program", "p.py"],  # no --out
+                 ["--evaluator", "e.py", "--program", "p.py", "--out", "o.json", "--verbose"],
+                 ["--evaluator", "e.py", "--program", "p.py", "--out"]):
+        completed = subprocess.run([sys.executable, module_runner.__file__, *argv],
+                                   capture_output=True, text=True, timeout=120)
+        assert completed.returncode == 2 and completed.stderr.startswith("usage:")

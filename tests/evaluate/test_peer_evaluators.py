@@ -62,6 +62,23 @@ async def test_a_cascade_past_its_threshold_merges_both_stages(tmp_path: Path):
         assert text in result.text_feedback
 
 
+async def test_a_warm_cascade_runs_its_stages_as_a_cold_one(tmp_path: Path):
+    """The warm worker's server loads cascade_stages.py and compiles module_runner.py once;
+    the stages, their merge and the stop are the cold evaluation's."""
+    evaluator = counter_evaluator(tmp_path, cascade_thresholds=(0.5, 0.75), warm_worker=True)
+    try:
+        stopped = await evaluator.evaluate(COUNTER, tmp_path / "work1")
+        merged = await evaluator.evaluate(with_value("6"), tmp_path / "work2")
+    finally:
+        await evaluator.close()
+    assert evaluator.warm is not None and evaluator.warm.disabled is None
+    assert evaluator.warm.started == 2  # both forked from the warm worker, none run cold
+    assert stopped.extra["cascade"] == {"stopped_after": "stage1", "score": 0.1, "threshold": 0.5}
+    assert merged.extra["cascade"] == {"completed": 2}
+    assert [(s["stage"], s["combined_score"]) for s in merged.extra["stages"]] == [
+        ("stage1", 0.6), ("stage2", 0.6)]
+
+
 async def test_cascade_off_runs_evaluate_only(tmp_path: Path):
     evaluator = counter_evaluator(tmp_path, cascade="off")
     result = await evaluator.evaluate(with_value("6"), tmp_path / "work")
