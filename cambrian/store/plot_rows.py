@@ -12,13 +12,6 @@ from cambrian.store.database import Database
 
 
 @dataclass(frozen=True)
-class CallSpend:
-    at: float
-    cost_usd: float
-    tokens: int
-
-
-@dataclass(frozen=True)
 class ProposalOutcomeRow:
     """A child (not the initial program) and what it became."""
 
@@ -56,12 +49,6 @@ class MetricRow:
 class PlotRows:
     def __init__(self, db: Database) -> None:
         self._db = db
-
-    def calls(self) -> list[CallSpend]:
-        """Every LLM call's cost and tokens, in time order."""
-        return [CallSpend(float(t), float(c), int(k)) for t, c, k in self._db.execute(
-            "SELECT created_at, cost_usd, prompt_tokens + completion_tokens FROM contexts "
-            "ORDER BY created_at, id")]
 
     def proposal_outcomes(self, objective: Objective) -> list[ProposalOutcomeRow]:
         """Every proposal that made a child (whatever became of it), oldest first."""
