@@ -2,15 +2,23 @@
 
   .venv/bin/python benchmarks/overhead.py [--sizes 100,10000,100000] [--generations 30]
                                            [--novelty-size 100000] [--no-utilisation]
+                                           [--old TREE]
 
-  The million-program archive: --sizes 1000000 --novelty-size 1000000 --no-utilisation
+  The million-program archive: --sizes 1000000 --novelty-size 1000 --no-utilisation --old TREE
+  (``--novelty-size 1000000`` adds the novelty index at that size; it needs ~8 GB)
+
+``--old TREE``: an earlier Cambrian tree (``git worktree add --detach TREE COMMIT``), measured
+by this same benchmark before this checkout at each size, each in a process of its own.
 
 1. Loop cost per generation with archives of 100, 10,000 and 100,000 stored programs: the real
    engine and store, an in-process LLM that answers a SEARCH/REPLACE edit instantly and an
    evaluator that scores instantly, so what remains is selection, prompt building, patching,
-   duplicate checks and the SQLite commits. Also printed: the time to resume (open the store and
-   build the loop, then rebuild the archive by replaying every stored evaluation through the
-   selector).
+   duplicate checks and the SQLite commits; wall and CPU time (the process's user + system, all
+   threads: on a shared machine the CPU time is the figure that does not depend on the load).
+   A store is prefilled behind the engine's back, so the first session resumes by replaying
+   every stored evaluation through the selector; code with the resume snapshot writes one when
+   that session ends (timed apart, not in the per-generation figure) and runs a second session
+   resumed from it. Each resume is printed as open (the store, the loop's parts) + archive.
 2. Evaluation-worker utilisation: the share of time the evaluation slots are busy, in a run where
    proposals are slower than evaluations and in one where they are faster; over the whole run
    (the initial program is evaluated alone, and the last evaluations drain) and in the steady
@@ -36,6 +44,8 @@ import json
 import os
 import random
 import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +62,7 @@ from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
 from cambrian.store.store import Store
 
+ROOT = Path(__file__).resolve().parent.parent
 TASK_INITIAL = "# EVOLVE-BLOCK-START\nVALUE = 1\n# EVOLVE-BLOCK-END\n\n\ndef run():\n    return VALUE\n"
 TASK_EVALUATOR = "def evaluate(program_path):\n    return {'combined_score': 0.0}\n"
 
@@ -59,9 +70,9 @@ TASK_EVALUATOR = "def evaluate(program_path):\n    return {'combined_score': 0.0
 class InstantLLM:
     """Answers every mutation prompt at once with an edit that raises VALUE to a fresh number."""
 
-    def __init__(self, delay_s: float = 0.0) -> None:
+    def __init__(self, delay_s: float = 0.0, counter: int = 10_000_000) -> None:
         self.delay_s = delay_s
-        self.counter = 10_000_000
+        self.counter = counter  # each session its own numbers: no child repeats an earlier one
 
     @property
     def model(self) -> str:
@@ -136,6 +147,8 @@ def prefill(store: Store, size: int, islands: int) -> None:
         # Rows written behind the engine's back: the archive snapshot of the first session no
         # longer describes the store (resume would rightly report a mismatch).
         store.state.delete("archive_snapshot")
+        if hasattr(store, "resume_snapshot"):  # nor does the resume snapshot (older code has none)
+            store.resume_snapshot.delete()
 
 
 def overrides(generations: int, parallel: int = 2) -> list[str]:
@@ -145,30 +158,122 @@ def overrides(generations: int, parallel: int = 2) -> list[str]:
             'llm.models=[{"provider": "openai", "model": "instant", "base_url": "http://127.0.0.1:9/v1"}]']
 
 
-def loop_cost(size: int, generations: int, workdir: Path) -> dict[str, float]:
+class SnapshotWrites:
+    """Times the resume snapshots the loop writes (this checkout's code; older code has none)."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.cpu_seconds: list[float] = []
+        self.module = None
+        try:
+            from cambrian.search import resume_snapshot
+        except ImportError:
+            return
+        self.module, write = resume_snapshot, resume_snapshot.write
+
+        def timed(*args: object) -> bool:
+            began, cpu = time.perf_counter(), time.process_time()
+            try:
+                return write(*args)
+            finally:
+                self.seconds.append(time.perf_counter() - began)
+                self.cpu_seconds.append(time.process_time() - cpu)
+
+        resume_snapshot.write = timed
+
+    def take(self) -> tuple[float, float]:
+        """(wall, CPU) seconds of the snapshots written since the last call."""
+        total, cpu = sum(self.seconds), sum(self.cpu_seconds)
+        self.seconds, self.cpu_seconds = [], []
+        return total, cpu
+
+
+def _session(run_dir: Path, generations: int, writes: SnapshotWrites,
+             number: int) -> dict[str, float]:
+    """Resume the run, rebuild its archive, run ``generations`` more; the times of each."""
+    def evaluated() -> int:
+        store = Store.open(run_dir)
+        count = store.candidates.count("correct", "incorrect")
+        store.close()
+        return count
+
+    before = evaluated()
+    began, resume_cpu = time.perf_counter(), time.process_time()
+    resumed = resume(run_dir, overrides=[f"evolution.generations={before + generations}"],
+                     providers={"instant": InstantLLM(counter=11_000_000 + 1_000_000 * number)})
+    open_s = time.perf_counter() - began  # open the store, build the loop's parts
+    resumed.evaluator = InstantEvaluator()
+    began = time.perf_counter()
+    resumed.restore()  # run() rebuilds the archive first: a replay, or a snapshot and its tail
+    rebuild_s = time.perf_counter() - began
+    resume_cpu = time.process_time() - resume_cpu
+    writes.take()
+    began, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(resumed.run())
+    loop_s, loop_cpu = time.perf_counter() - began, time.process_time() - cpu
+    resumed.store.close()
+    snapshot_s, snapshot_cpu = writes.take()  # the snapshot written when the session ended
+    ran = evaluated() - before
+    return {"open_s": open_s, "rebuild_s": rebuild_s, "resume_s": open_s + rebuild_s,
+            "resume_cpu_s": resume_cpu,
+            "generations": ran, "ms_per_generation": 1000 * (loop_s - snapshot_s) / ran,
+            "cpu_ms_per_generation": 1000 * (loop_cpu - snapshot_cpu) / ran,
+            "snapshot_write_s": snapshot_s}  # written after the loop's last generation
+
+
+def loop_cost(size: int, generations: int, workdir: Path) -> dict[str, object]:
+    """A store of ``size`` evaluated programs; resumed once with its archive replayed from the
+    store (the prefill wrote rows behind the engine's back, so no snapshot describes them),
+    then, with this checkout's code, resumed again from the snapshot the first session wrote."""
+    writes = SnapshotWrites()
     task = write_task(workdir / f"task{size}")
     run_dir = workdir / f"run{size}"
     evolution = start(task, run_dir=run_dir, overrides=overrides(1),
                       providers={"instant": InstantLLM()})
     evolution.evaluator = InstantEvaluator()
     asyncio.run(evolution.run())  # evaluates the initial program and one child
+    began = time.perf_counter()
     prefill(evolution.store, size, evolution.config.database.num_islands)
+    prefill_s = time.perf_counter() - began
     evolution.store.close()
-    began = time.perf_counter()
-    resumed = resume(run_dir, overrides=[f"evolution.generations={size + generations}"],
-                     providers={"instant": InstantLLM()})
-    open_s = time.perf_counter() - began  # open the store, build the loop's parts
-    resumed.evaluator = InstantEvaluator()
-    began = time.perf_counter()
-    resumed.restore()  # run() rebuilds the archive first: that is the replay's cost
-    rebuild_s = time.perf_counter() - began
-    began = time.perf_counter()
-    asyncio.run(resumed.run())
-    loop_s = time.perf_counter() - began
-    resumed.store.close()
-    return {"archive": size, "ms_per_generation": 1000 * loop_s / generations,
-            "resume_open_s": open_s, "resume_rebuild_s": rebuild_s,
-            "resume_s": open_s + rebuild_s}
+    sessions = [_session(run_dir, generations, writes, 0)]
+    if writes.module is not None:
+        sessions.append(_session(run_dir, generations, writes, 1))
+    gc.collect()
+    return {"archive": size, "prefill_s": prefill_s, "sessions": sessions,
+            "store_mb": sum(f.stat().st_size for f in run_dir.glob("run.sqlite*")) / 2**20,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def loop_cost_in(code: Path, size: int, generations: int, workdir: Path) -> dict[str, object]:
+    """``loop_cost`` (this benchmark's) run with the Cambrian tree at ``code`` first on the path,
+    in a process of its own: its figures and its peak memory. A tree without the resume
+    snapshot runs one session (archive replayed)."""
+    program = (
+        "import json; from pathlib import Path; import overhead; "
+        f"r = overhead.loop_cost({size}, {generations}, Path({str(workdir)!r})); "
+        "print('RESULT ' + json.dumps(r))")
+    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT / 'benchmarks'}"}
+    workdir.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", program], cwd=workdir, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the run with {code} failed:\n{done.stderr[-3000:]}")
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    shutil.rmtree(workdir, ignore_errors=True)
+    return json.loads(line[len("RESULT "):])
+
+
+def print_loop_cost(name: str, c: dict) -> None:
+    labels = ["archive replayed", "from the resume snapshot"]
+    for label, s in zip(labels, c["sessions"]):
+        print(f"  {name} archive {c['archive']:>9,}: {s['ms_per_generation']:6.1f} ms/generation "
+              f"({s['cpu_ms_per_generation']:.1f} CPU-ms); "
+              f"resume ({label}) {s['resume_s']:6.2f} s (open {s['open_s']:.2f} s + archive "
+              f"{s['rebuild_s']:.2f} s; {s['resume_cpu_s']:.2f} CPU-s); snapshot written at the session's end "
+              f"{s['snapshot_write_s']:.2f} s")
+    print(f"  {name} archive {c['archive']:>9,}: peak memory {c['peak_mb']:,.0f} MB; store "
+          f"{c['store_mb']:,.0f} MB, prefilled in {c['prefill_s']:.0f} s")
 
 
 def utilisation(llm_delay: float, eval_delay: float, generations: int, workdir: Path,
@@ -273,14 +378,20 @@ def main() -> int:
     parser.add_argument("--novelty-size", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-utilisation", action="store_true")
+    parser.add_argument("--old", type=Path, default=None,
+                        help="an earlier Cambrian tree (git worktree add --detach DIR COMMIT): "
+                             "its loop cost is measured too, before this checkout's, per size")
     args = parser.parse_args()
     note("start")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        costs = []
+        costs, old_costs = [], []
         for size in args.sizes.split(","):
-            costs.append(loop_cost(int(size), args.generations, workdir))
-            gc.collect()
+            if args.old is not None:
+                old_costs.append(loop_cost_in(args.old.resolve(), int(size), args.generations,
+                                              workdir / f"old{size}"))
+                note(f"old code, archive {int(size):,} done")
+            costs.append(loop_cost_in(ROOT, int(size), args.generations, workdir / f"new{size}"))
             note(f"archive {int(size):,} done")
         usage = [] if args.no_utilisation else [
             utilisation(0.20, 0.05, 20, workdir, "proposals slower than evaluations"),
@@ -289,13 +400,15 @@ def main() -> int:
         novelty = novelty_cost(args.novelty_size, workdir)
         note("novelty index done")
     if args.json:
-        print(json.dumps({"loop_cost": costs, "utilisation": usage, "novelty": novelty}, indent=2))
+        print(json.dumps({"loop_cost": costs, "old_loop_cost": old_costs, "utilisation": usage,
+                          "novelty": novelty}, indent=2))
         return 0
-    print("loop cost per generation (LLM and evaluation excluded)")
-    for c in costs:
-        print(f"  archive {c['archive']:>7,}: {c['ms_per_generation']:8.1f} ms/generation, "
-              f"resume {c['resume_s']:6.2f} s (open {c['resume_open_s']:.2f} s + archive "
-              f"replay {c['resume_rebuild_s']:.2f} s)")
+    print(f"loop cost per generation (LLM and evaluation excluded), {args.generations} "
+          "generations a session; each size in its own process")
+    for index, c in enumerate(costs):
+        if old_costs:
+            print_loop_cost("old", old_costs[index])
+        print_loop_cost("new" if old_costs else "", c)
     if usage:
         print("evaluation workers busy (2 slots): whole run / steady state")
     for u in usage:

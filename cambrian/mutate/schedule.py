@@ -202,20 +202,18 @@ class MutationSchedule:
             queue.clear()
         if self.bandit is not None:
             self.bandit.clear()
-        scores = self.store.candidates.scores(CandidateStatus.CORRECT)
         initial = self._initial_score()
         outcomes: list[tuple[float, str, bool, float, int]] = []
-        for child_id, parent_id, status, score, name, evaluated_at in (
-                self.store.candidates.intent_outcomes()):
-            if name in self.history:
-                child = self.store.candidates.get(child_id)
-                if status is CandidateStatus.CORRECT and INTENTS.get(name).prepares(child.notes):
+        for row in self.store.candidates.intent_outcomes():
+            if row.intent in self.history:
+                if (row.status is CandidateStatus.CORRECT
+                        and INTENTS.get(row.intent).prepares(row.notes)):
                     continue
-                parent_score = scores.get(parent_id) if parent_id is not None else None
-                island = child.island or 0
-                outcomes.append((evaluated_at, name,
-                                 _improved(status, score, parent_score, self.objective),
-                                 self._gain(status, score, parent_score, initial), island))
+                outcomes.append((row.evaluated_at, row.intent,
+                                 _improved(row.status, row.score, row.parent_score,
+                                           self.objective),
+                                 self._gain(row.status, row.score, row.parent_score, initial),
+                                 row.island or 0))
         for refused in self.store.candidates.list(CandidateStatus.PATCH_FAILED):
             notes = refused.notes
             if notes.get("intent") in self.history and notes.get("reply_refused"):

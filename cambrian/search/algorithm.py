@@ -1,10 +1,13 @@
 """The interfaces a search algorithm implements (seed 003's "solution selector" and loop policy).
 
 A :class:`Selector` owns the archive: it is told about every evaluated program, in commit order,
-and samples the parent (plus inspirations) of the next proposal. The engine never persists a
-selector's archive: on resume it replays the evaluated programs through ``add`` in the same order,
-each with the same per-commit random generator (:func:`commit_rng`), so every algorithm resumes
-exactly without writing its own checkpoint code. Only state that cannot be derived from the
+and samples the parent (plus inspirations) of the next proposal. A selector's archive is derived
+from the history: on resume the engine replays the evaluated programs through ``add`` in the same
+order, each with the same per-commit random generator (:func:`commit_rng`), so every algorithm
+resumes exactly without writing its own checkpoint code. (To resume a large archive quickly the
+engine also pickles the selector's attributes as a resume snapshot, ``resume_snapshot.py``, and
+then replays only what came after it; a selector needs nothing for that either, and one whose
+state cannot be pickled is simply replayed.) Only state that cannot be derived from the
 history (e.g. which program a beam is following, an LLM-written strategy) goes through
 ``state()`` / ``load_state()``.
 
@@ -22,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from cambrian.core.events import Event
+from cambrian.search.program_table import ProgramTable
 
 
 @dataclass
@@ -65,7 +69,9 @@ class SelectorContext:
 class Selector(ABC):
     def __init__(self, context: SelectorContext) -> None:
         self.context = context
-        self.programs: dict[int, ProgramRecord] = {}
+        # Every evaluated program by id in commit order; a dict to its users (its pickled form
+        # is columns: program_table.py).
+        self.programs: ProgramTable = ProgramTable(ProgramRecord)
 
     # -- required ----------------------------------------------------------------------
 

@@ -1,11 +1,14 @@
 """The archive as the loop sees it: the search algorithm's selector, rebuilt on resume by
-replaying every committed evaluation in order (``algorithm.py`` explains why that is exact), the
-best fitness so far, and the search state saved with every commit."""
+replaying every committed evaluation in order (``algorithm.py`` explains why that is exact), or
+by loading the stored resume snapshot and replaying only what came after it
+(``resume_snapshot.py``), the best fitness so far, and the search state saved with every
+commit."""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,12 @@ class Archive:
         self.objective = objective
         self.seed = seed
         self.best_fitness: float | None = None
+        self.taken_since_snapshot = 0  # evaluations taken in since the last resume snapshot
+        # Children counts as the store has them up to candidate ``children_from`` (set by the
+        # restore), and the children the selector was told of since (``on_child``): what a
+        # resume snapshot needs to write the store's counts rather than the live ones.
+        self.children_from = 0
+        self.child_calls: Counter[int] = Counter()
 
     def record_of(self, row: CandidateRow, result: EvaluationResult) -> ProgramRecord:
         correct = row.status is CandidateStatus.CORRECT and row.score is not None
@@ -58,6 +67,7 @@ class Archive:
     def take_in(self, record: ProgramRecord) -> list[Event]:
         """Add one evaluated program (in commit order); the selector's events."""
         events = self.selector.add(record, commit_rng(self.seed, record.id))
+        self.taken_since_snapshot += 1
         if record.correct and record.fitness is not None and (
                 self.best_fitness is None or record.fitness > self.best_fitness):
             self.best_fitness = record.fitness
@@ -66,15 +76,28 @@ class Archive:
     def best_score(self) -> float | None:
         return self.objective.score(self.best_fitness)
 
-    def restore(self, store: Store, hooks: list[LoopHook], recorder: Recorder) -> None:
-        """Replay every committed evaluation into the (fresh) selector, then load the states
-        that cannot be derived from the history and check the stored archive snapshot."""
+    def on_child(self, parent_id: int) -> None:
+        """A proposal from ``parent_id`` produced a child program: tell the selector."""
+        self.selector.on_child(parent_id)
+        self.child_calls[parent_id] += 1
+
+    def replay(self, store: Store) -> None:
+        """Replay every committed evaluation into the (fresh) selector, with the children
+        counts the store has."""
         for row in store.candidates.replay_rows():
             self.take_in(self.replay_record(row))
         for parent_id, count in store.candidates.children_counts().items():
             program = self.selector.programs.get(parent_id)
             if program is not None:
                 program.children = count
+
+    def restore(self, store: Store, hooks: list[LoopHook], recorder: Recorder) -> None:
+        """After the selector was rebuilt (``replay``, or a resume snapshot and the evaluations
+        after it): load the states that cannot be derived from the history and check the
+        stored archive snapshot."""
+        self.taken_since_snapshot = 0
+        self.children_from = store.resume_snapshot.last_candidate_id()
+        self.child_calls.clear()
         self.selector.load_state(store.state.get("selector", {}))
         saved_hooks = store.state.get("hooks", {})
         for hook in hooks:

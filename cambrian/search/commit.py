@@ -120,5 +120,5 @@ class Committer:
             notes={"llm_free": True, "other_parents": list(child.other_parent_ids),
                    **child.notes}),
             parents=(child.parent_id, *child.other_parent_ids))
-        self.archive.selector.on_child(child.parent_id)
+        self.archive.on_child(child.parent_id)
         return candidate_id

@@ -22,6 +22,7 @@ from cambrian.core.hooks import LoopHook, StepFailed
 from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.executor import EvaluationExecutor
+from cambrian.search import resume_snapshot
 from cambrian.search.archive import Archive
 from cambrian.search.context import Progress, RunAborted, RunContext
 from cambrian.search.control import RunControl
@@ -72,6 +73,7 @@ class Evolution:
             self.evaluations_spent)
         self._started = False
         self._restored = False
+        self._from_snapshot = False  # whether the restore loaded a resume snapshot
         # The entries of the run folder before this run was created in it (None: the run made
         # the folder), so that a run stopped by its preflight removes only what it wrote.
         self.folder_before_run: frozenset[str] | None = None
@@ -177,6 +179,9 @@ class Evolution:
         """Rebuild the archive from the store (once; ``run`` does it when it has not been)."""
         if not self._restored:
             self._restored = True
+            self._from_snapshot = resume_snapshot.load(self.archive, self.ctx.store)
+            if not self._from_snapshot:
+                self.archive.replay(self.ctx.store)
             self.archive.restore(self.ctx.store, self.hooks, self.ctx.recorder)
             if self.stoppers is not None:
                 self.stoppers.restore(self.ctx.store)
@@ -238,6 +243,8 @@ class Evolution:
                     result = task.result()  # re-raises failures of the loop itself
                     if isinstance(result, int):
                         queue.append(ctx.store.candidates.get(result))
+                if self.archive.taken_since_snapshot >= resume_snapshot.SNAPSHOT_EVERY:
+                    resume_snapshot.write(self.archive, ctx.store, ctx.recorder)
         except BaseException as exc:
             for task in proposals | evaluations | side | ({steering} if steering else set()):
                 task.cancel()
@@ -252,6 +259,9 @@ class Evolution:
         for task in side | ({steering} if steering else set()):
             task.cancel()  # a scratchpad update still running is of no use to a finished run
         await asyncio.gather(*side, return_exceptions=True)
+        if self.archive.taken_since_snapshot or not self._from_snapshot:  # the next resume
+            # starts from here
+            resume_snapshot.write(self.archive, ctx.store, ctx.recorder)
         early = self.stoppers.check() if self.stoppers is not None else None
         if early is not None:  # a target score or patience: the run did its work
             reason, outcome = early

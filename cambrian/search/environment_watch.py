@@ -49,7 +49,7 @@ class EnvironmentWatch:
 
     def _restore(self) -> None:
         store = self.ctx.store
-        for candidate_id in store.evaluations.committed_order():
+        for candidate_id in store.evaluations.iter_committed_order():
             result = store.evaluations.latest(candidate_id)
             if result is None or not self._counts(result):
                 return

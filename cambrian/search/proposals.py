@@ -94,7 +94,7 @@ class ProposalSlots:
             if result.outcome is ProposalOutcome.BUDGET:
                 return None
             if result.outcome is ProposalOutcome.CHILD:
-                self.archive.selector.on_child(request.parent.id)
+                self.archive.on_child(request.parent.id)
                 return result.candidate_id
             self.ensemble.observe(arm.key, 0.0)  # a pull that produced nothing new
             with ctx.recorder.transaction():

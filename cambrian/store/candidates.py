@@ -17,7 +17,13 @@ from cambrian.store.blobs import ProgramBlobs
 from cambrian.store.codec import finite_or_none, loads
 from cambrian.store.database import Database
 from cambrian.store.evaluations import Evaluations
-from cambrian.store.rows import CandidateRow, NewCandidate, PromptPull, ReplayRow
+from cambrian.store.rows import (
+    CandidateRow,
+    IntentOutcome,
+    NewCandidate,
+    PromptPull,
+    ReplayRow,
+)
 from cambrian.task.program_files import is_bundle, split_files
 
 _COLUMNS = ("id, generation, island, parent_id, operator, status, source, source_hash, "
@@ -259,19 +265,22 @@ class Candidates:
                           int(length or 0), loads(public, {}), loads(cases, None))
                 for i, parent, island, generation, status, score, length, public, cases in rows]
 
-    def intent_outcomes(self) -> list[tuple[int, int | None, CandidateStatus, float | None,
-                                            str, float]]:
-        """(id, parent id, status, score, intent, first commit time) of every evaluated
-        candidate made with a mutation intent (``notes.intent``), in commit order."""
+    def intent_outcomes(self) -> list[IntentOutcome]:
+        """Every evaluated candidate made with a mutation intent (``notes.intent``), in commit
+        order, with its parent's score when the parent is correct (read through the index on
+        the intent: a store of programs made without intents is not read row by row)."""
         rows = self._db.execute(
-            "SELECT c.id, c.parent_id, c.status, c.score, json_extract(c.notes_json, '$.intent'),"
-            " f.first_at FROM (SELECT candidate_id, MIN(id) AS first_id, MIN(created_at) AS "
-            "first_at FROM evaluations GROUP BY candidate_id) f "
-            "JOIN candidates c ON c.id = f.candidate_id "
-            f"WHERE c.status IN {_EVALUATED_SQL} "
-            "AND json_extract(c.notes_json, '$.intent') IS NOT NULL ORDER BY f.first_id")
-        return [(int(i), parent, CandidateStatus(status), score, str(intent), float(at))
-                for i, parent, status, score, intent, at in rows]
+            "SELECT * FROM (SELECT c.id, c.parent_id, c.status, c.score, "
+            "json_extract(c.notes_json, '$.intent'), (SELECT MIN(e.created_at) FROM evaluations "
+            "e WHERE e.candidate_id = c.id), c.island, c.notes_json, "
+            "CASE p.status WHEN 'correct' THEN p.score END, (SELECT MIN(e.id) FROM evaluations e "
+            "WHERE e.candidate_id = c.id) AS first_id FROM candidates c "
+            "LEFT JOIN candidates p ON p.id = c.parent_id "
+            "WHERE json_extract(c.notes_json, '$.intent') >= '' "  # a text: the index's range
+            f"AND +c.status IN {_EVALUATED_SQL}) WHERE first_id IS NOT NULL ORDER BY first_id")
+        return [IntentOutcome(int(i), parent, CandidateStatus(status), score, str(intent),
+                              float(at), island, loads(notes, {}), parent_score)
+                for i, parent, status, score, intent, at, island, notes, parent_score, _ in rows]
 
     def prompt_pulls(self) -> list[PromptPull]:
         """Candidates made under a co-evolved system prompt (``notes.prompt_id``), pending and

@@ -33,6 +33,11 @@ def clean(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any) -> str:
+    """The JSON text the store writes for ``value`` (before redaction): strict, keys sorted."""
+    return json.dumps(clean(value), sort_keys=True, default=_json_default, allow_nan=False)
+
+
 def finite_or_none(value: float | None) -> float | None:
     if value is None or not math.isfinite(value):
         return None
@@ -62,8 +67,7 @@ class Codec:
         return value
 
     def json(self, value: Any) -> str:
-        encoded = json.dumps(clean(value), sort_keys=True, default=_json_default, allow_nan=False)
-        return self.text(encoded) or ""
+        return self.text(json_text(value)) or ""
 
 
 def loads(text: str | None, default: Any = None) -> Any:

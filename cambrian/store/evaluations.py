@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cambrian.core.evaluation import EvaluationResult
@@ -82,6 +82,16 @@ class Evaluations:
         rows, one per stage then ``main``, are committed together)."""
         return [int(r[0]) for r in self._db.execute(
             "SELECT candidate_id FROM evaluations GROUP BY candidate_id ORDER BY MIN(id)")]
+
+    def iter_committed_order(self) -> Iterator[int]:
+        """``committed_order`` read lazily, row by row (a caller that stops early reads only
+        the first rows)."""
+        seen: set[int] = set()
+        rows = self._db.execute("SELECT candidate_id FROM evaluations ORDER BY id")
+        for (candidate_id,) in rows:
+            if candidate_id not in seen:
+                seen.add(candidate_id)
+                yield int(candidate_id)
 
     def first_commit_times(self) -> dict[int, float]:
         return {int(c): float(t) for c, t in self._db.execute(

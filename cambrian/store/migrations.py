@@ -11,9 +11,9 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from cambrian.store.schema import PROGRAM_FILES_DDL, SIDE_TABLES_DDL, statements
+from cambrian.store.schema import PROGRAM_FILES_DDL, RESUME_DDL, SIDE_TABLES_DDL, statements
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 ALGORITHM_HOOKS = "algorithm hooks"  # the name cambrian.search.hooks.AlgorithmHooks saves under
 
 
@@ -49,7 +49,13 @@ def _to_3(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3}
+def _to_4(connection: sqlite3.Connection) -> None:
+    """The resume snapshot's table; indexes for the newest generation and the best score."""
+    for statement in statements(RESUME_DDL):
+        connection.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3, 4: _to_4}
 
 
 def migrate(connection: sqlite3.Connection, version: int) -> None:

@@ -56,6 +56,12 @@ class Recorder:
             for key, value in values.items():
                 self.store.state.put(key, value)
 
+    def save_resume_snapshot(self, header: dict[str, Any], payload: bytes) -> None:
+        """Replace the run's resume snapshot (``search/resume_snapshot.py``); a ValueError when
+        the payload holds a secret value (nothing is written)."""
+        with self.transaction():
+            self.store.resume_snapshot.put(header, payload)
+
     # ------------------------------------------------------------------ candidates
 
     def add_candidate(self, new: NewCandidate, *, parents: Iterable[int] = (),

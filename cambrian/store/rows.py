@@ -42,6 +42,20 @@ class CandidateRow:
     language: str = ""
 
 
+class IntentOutcome(NamedTuple):
+    """An evaluated child made with a mutation intent, as the mutation schedule replays it."""
+
+    id: int
+    parent_id: int | None
+    status: CandidateStatus
+    score: float | None
+    intent: str
+    evaluated_at: float  # its first evaluation's commit time
+    island: int | None
+    notes: dict[str, Any]
+    parent_score: float | None  # None unless the parent is correct
+
+
 class ReplayRow(NamedTuple):
     """What a resumed run replays of one evaluated candidate: the columns the selector needs
     and its last evaluation's public metrics and per-case results, nothing else (a tuple: a

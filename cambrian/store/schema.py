@@ -221,7 +221,28 @@ CREATE TABLE IF NOT EXISTS candidate_files (
 );
 """
 
-DDL = DDL + SIDE_TABLES_DDL + PROGRAM_FILES_DDL
+# Tables and indexes added by schema 4 (created by migration 4 in older stores).
+RESUME_DDL = """
+-- The loop's in-memory search state (the selector's archive, the best fitness) as it stood
+-- after the evaluation `evaluations_through` (cambrian/search/resume_snapshot.py): a resume
+-- loads it and replays only the evaluations committed after it, instead of every one. One
+-- row; `header_json` says what it covers and how it was made, `payload` is the state itself.
+-- It is derived data: a missing, stale or damaged one only means a resume replays everything.
+CREATE TABLE IF NOT EXISTS resume_snapshot (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    header_json TEXT NOT NULL,
+    payload     BLOB NOT NULL,
+    created_at  REAL NOT NULL
+);
+-- The newest generation and the best score without reading every candidate (a session's
+-- start and end, the stoppers' restore).
+CREATE INDEX IF NOT EXISTS idx_candidates_generation ON candidates(generation);
+CREATE INDEX IF NOT EXISTS idx_candidates_status_score ON candidates(status, score);
+-- The children made with a mutation intent, which the mutation schedule replays on resume.
+CREATE INDEX IF NOT EXISTS idx_candidates_intent ON candidates(json_extract(notes_json, '$.intent'));
+"""
+
+DDL = DDL + SIDE_TABLES_DDL + PROGRAM_FILES_DDL + RESUME_DDL
 
 
 def statements(script: str) -> list[str]:

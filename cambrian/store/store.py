@@ -30,6 +30,7 @@ from cambrian.store.lineage import Lineage
 from cambrian.store.outcomes import Outcomes
 from cambrian.store.plot_rows import PlotRows
 from cambrian.store.raw_rows import RawRows
+from cambrian.store.resume_snapshot import ResumeSnapshots
 from cambrian.store.runs import Runs
 from cambrian.store.side_tables import (
     ControlRequests,
@@ -54,6 +55,7 @@ class Store:
         self.events = Events(database)
         self.meta = Meta(database)
         self.state = SearchState(database)
+        self.resume_snapshot = ResumeSnapshots(database)  # the loop's state, for a resume
         self.lineage = Lineage(database)
         self.meta_notes = MetaNotes(database)
         self.guidance = Guidance(database)

@@ -15,6 +15,7 @@ from support.several_files import run_package
 from support.store_queries import sql
 
 from cambrian.api import best, resume, start
+from cambrian.store.migrations import SCHEMA_VERSION
 from cambrian.store.store import Store
 
 CPP_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cpp_header"
@@ -87,7 +88,7 @@ def test_a_store_from_before_several_files_opens_and_resumes(tmp_path: Path):
             evolution.store.close()
     assert summary.evaluations == 4 and summary.best_score is not None
     with Store.open(tmp_path / "run") as store:
-        assert store.meta.get("schema_version") == "3"
+        assert store.meta.get("schema_version") == str(SCHEMA_VERSION)  # migrated on open
         after = [(r.id, r.source) for r in store.candidates.list()]
         assert after[:len(before)] == before and len(after) > len(before)
         assert sql(store, "SELECT COUNT(*) FROM candidate_files").fetchone()[0] == 0
