@@ -54,8 +54,8 @@ def test_bundled_embedder_ranks_near_copies_above_rewrites():
     assert len(chunk_lines(source)) > 1  # longer than the model's window: chunked, not cut
 
 
-def novelty_run(tmp_path: Path, llm: ScriptedLLM, *sets: str):
-    task = write_counter_task(tmp_path / "task")
+def novelty_run(tmp_path: Path, llm: ScriptedLLM, *sets: str, sleep: float = 0.0) -> Store:
+    task = write_counter_task(tmp_path / "task", sleep=sleep)
     evolution = start(task, run_dir=tmp_path / "run", overrides=[
         "llm.models=[" + json.dumps(llm.model_config()) + "]", "evolution.generations=3",
         "database.num_islands=1", *sets,

@@ -5,13 +5,12 @@ server as model and judge, the counter task's evaluator, the bundled embeddings)
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
-from support.scripted_llm import ScriptedLLM, incrementing, write_counter_task
+from support.scripted_llm import ScriptedLLM, incrementing
 from support.store_queries import add_candidate
+from test_novelty import novelty_run
 
-from cambrian.api import start
 from cambrian.config import BudgetConfig, RunConfig
 from cambrian.core.evaluation import EvaluationResult
 from cambrian.search.novelty_cost import JudgeCostModel
@@ -20,17 +19,8 @@ from cambrian.store.store import Store
 
 
 def judged_run(tmp_path: Path, llm: ScriptedLLM, *sets: str, sleep: float = 0.0) -> Store:
-    task = write_counter_task(tmp_path / "task", sleep=sleep)
-    evolution = start(task, run_dir=tmp_path / "run", overrides=[
-        "llm.models=[" + json.dumps(llm.model_config()) + "]", "evolution.generations=3",
-        "database.num_islands=1", "meta.enabled=false", "novelty.threshold=0.5",
-        "novelty.judge=true", *sets,
-    ])
-    try:
-        asyncio.run(evolution.run())
-    finally:
-        evolution.store.close()
-    return Store.open(tmp_path / "run")
+    return novelty_run(tmp_path, llm, "meta.enabled=false", "novelty.threshold=0.5",
+                       "novelty.judge=true", *sets, sleep=sleep)
 
 
 def near_copies(store: Store) -> list[dict]:
