@@ -267,11 +267,14 @@ def _compare(source: Store, target: Store, recorded: _Recorded, stop: StopKind,
     ids = [row.id for row in source.candidates.list()]
     made = [row.id for row in target.candidates.list()]
     whole = stop in (StopKind.COMPLETED, StopKind.END_OF_TRACE)
-    if not whole:  # stopped early: compare what the replay made, and the next one it lacks
-        limit = max(made, default=0) + 1
+    evaluated = [*ids, *made]
+    if not whole:  # stopped early: compare what the replay made, and the next one it lacks,
+        limit = max(made, default=0) + 1  # and the evaluations it committed before it stopped
         ids = [i for i in ids if i <= limit]
+        committed = set(target.evaluations.committed_order())
+        evaluated = [i for i in [*ids, *made] if i in committed]
     return compare_runs(source, target, objective, candidates=[*ids, *made],
-                        evaluated=[*ids, *made], whole=whole)
+                        evaluated=evaluated, whole=whole)
 
 
 def _notes(recorded: _Recorded, target: Store, config_notes: list[str]) -> list[str]:
