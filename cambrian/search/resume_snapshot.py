@@ -35,6 +35,7 @@ import time
 import zlib
 from typing import Any
 
+from cambrian.core.status import EVALUATED
 from cambrian.search.archive import Archive
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
@@ -98,7 +99,7 @@ def write(archive: Archive, store: Store, recorder: Recorder) -> bool:
     candidates_through = snapshots.last_candidate_id()
     programs = archive.selector.programs
     # Children as the store counts them: the counts at restore, plus the children stored since.
-    since = snapshots.children_after(archive.children_from)
+    since = store.candidates.children_counts(after_id=archive.children_from)
     live: dict[int, int] = {}
     for parent_id in set(since) | set(archive.child_calls):
         program = programs.get(parent_id)
@@ -182,14 +183,15 @@ def _load(archive: Archive, store: Store, header: dict[str, Any]) -> int:
     if len(selector.programs) != header.get("programs"):
         raise Unusable("its program count differs from its header")
     archive.best_fitness = state["best_fitness"]
-    rows = snapshots.replay_rows_after(evaluations_through)
+    rows = store.candidates.replay_rows(after_evaluation=evaluations_through)
     for row in rows:
         archive.take_in(archive.replay_record(row))
-    for parent_id, count in snapshots.children_after(candidates_through).items():
+    later_children = store.candidates.children_counts(after_id=candidates_through)
+    for parent_id, count in later_children.items():
         program = selector.programs.get(parent_id)
         if program is not None:
             program.children += count
-    evaluated = snapshots.evaluated_count()
+    evaluated = store.candidates.count(*EVALUATED)
     if len(selector.programs) != evaluated:
         raise Unusable(f"the archive would hold {len(selector.programs)} programs, the store "
                        f"has {evaluated} evaluated")

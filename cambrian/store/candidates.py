@@ -225,11 +225,12 @@ class Candidates:
         value = self._db.one("SELECT MAX(generation) FROM candidates")
         return int(value) if value is not None else -1
 
-    def children_counts(self) -> dict[int, int]:
-        """Children per parent, counting every proposal that produced a program."""
+    def children_counts(self, after_id: int = 0) -> dict[int, int]:
+        """Children per parent, counting every proposal that produced a program (among the
+        candidates after ``after_id``)."""
         rows = self._db.execute(
-            "SELECT parent_id, COUNT(*) FROM candidates WHERE parent_id IS NOT NULL AND "
-            "source_hash IS NOT NULL GROUP BY parent_id")
+            "SELECT parent_id, COUNT(*) FROM candidates WHERE id > ? AND parent_id IS NOT NULL "
+            "AND source_hash IS NOT NULL GROUP BY parent_id", (after_id,))
         return {int(p): int(n) for p, n in rows}
 
     def scores(self, status: CandidateStatus = CandidateStatus.CORRECT) -> dict[int, float | None]:
@@ -247,19 +248,20 @@ class Candidates:
         latest = self._evaluations.latest_of({int(r[0]) for r in rows})
         return [(r, latest[r.id]) for r in self._rows(rows) if r.id in latest]
 
-    def replay_rows(self) -> list[ReplayRow]:
+    def replay_rows(self, after_evaluation: int = 0) -> list[ReplayRow]:
         """What ``evaluated_in_commit_order`` gives a resumed selector, in the same order, read
         lean: no source, output or private metrics is loaded or decoded (a resume of 100,000
-        programs reads this once)."""
+        programs reads this once). ``after_evaluation``: only the candidates evaluated after
+        that evaluation row (what a resume snapshot did not cover)."""
         rows = self._db.execute(
             "SELECT c.id, c.parent_id, c.island, c.generation, c.status, c.score, "
             "COALESCE(length(c.source), (SELECT SUM(length(b.text)) FROM candidate_files f "
             "JOIN blobs b ON b.sha256 = f.sha256 WHERE f.candidate_id = c.id)), e.public_json, CASE json_type(e.extra_json, '$.cases') "
             "WHEN 'array' THEN json_extract(e.extra_json, '$.cases') END "
             "FROM (SELECT candidate_id, MIN(id) AS first_id, MAX(id) AS last_id FROM evaluations "
-            "GROUP BY candidate_id) f JOIN candidates c ON c.id = f.candidate_id "
+            "WHERE id > ? GROUP BY candidate_id) f JOIN candidates c ON c.id = f.candidate_id "
             f"JOIN evaluations e ON e.id = f.last_id WHERE c.status IN {_EVALUATED_SQL} "
-            "ORDER BY f.first_id")
+            "ORDER BY f.first_id", (after_evaluation,))
         statuses = {s.value: s for s in CandidateStatus}
         return [ReplayRow(int(i), parent, island, generation, statuses[status], score,
                           int(length or 0), loads(public, {}), loads(cases, None))

@@ -2,19 +2,16 @@
 snapshot covers, how it was made, the payload's digest) and the payload (bytes), written and read
 whole. What the payload holds and when it may be used is ``search/resume_snapshot.py``'s business;
 this module only stores it, refusing a payload that holds one of the run's secret values (a
-binary payload cannot be redacted), and reads the rows a resume replays after it."""
+binary payload cannot be redacted), and says what the store holds beyond it (the rows a resume
+replays after it are ``Candidates.replay_rows(after_evaluation=...)``)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from cambrian.core.status import EVALUATED, CandidateStatus
 from cambrian.store.codec import loads
 from cambrian.store.database import Database
-from cambrian.store.rows import ReplayRow
-
-_EVALUATED = tuple(sorted(s.value for s in EVALUATED))  # what a full replay takes in
 
 
 class SecretInPayload(ValueError):
@@ -59,12 +56,6 @@ class ResumeSnapshots:
     def last_candidate_id(self) -> int:
         return int(self._db.one("SELECT COALESCE(MAX(id), 0) FROM candidates"))
 
-    def evaluated_count(self) -> int:
-        """Evaluated candidates (correct, incorrect, screened): the programs a full replay
-        takes in (each has its evaluation row)."""
-        return int(self._db.one(
-            "SELECT COUNT(*) FROM candidates WHERE status IN (?,?,?)", _EVALUATED))
-
     def reevaluated_before(self, evaluation_id: int) -> bool:
         """Whether a candidate evaluated at or before ``evaluation_id`` has a later evaluation
         row (the snapshot's record of it would then be stale)."""
@@ -72,28 +63,3 @@ class ResumeSnapshots:
             "SELECT 1 FROM evaluations e WHERE e.id > ? AND EXISTS (SELECT 1 FROM evaluations "
             "o WHERE o.candidate_id = e.candidate_id AND o.id <= ?) LIMIT 1",
             (evaluation_id, evaluation_id)) is not None
-
-    def replay_rows_after(self, evaluation_id: int) -> list[ReplayRow]:
-        """``Candidates.replay_rows`` for the candidates first evaluated after
-        ``evaluation_id``, in the same (commit) order."""
-        rows = self._db.execute(
-            "SELECT c.id, c.parent_id, c.island, c.generation, c.status, c.score, "
-            "COALESCE(length(c.source), (SELECT SUM(length(b.text)) FROM candidate_files f "
-            "JOIN blobs b ON b.sha256 = f.sha256 WHERE f.candidate_id = c.id)), e.public_json, "
-            "CASE json_type(e.extra_json, '$.cases') WHEN 'array' THEN "
-            "json_extract(e.extra_json, '$.cases') END "
-            "FROM (SELECT candidate_id, MIN(id) AS first_id, MAX(id) AS last_id FROM evaluations "
-            "WHERE id > ? GROUP BY candidate_id) f JOIN candidates c ON c.id = f.candidate_id "
-            "JOIN evaluations e ON e.id = f.last_id WHERE c.status IN (?,?,?) "
-            "ORDER BY f.first_id", (evaluation_id, *_EVALUATED))
-        statuses = {s.value: s for s in CandidateStatus}
-        return [ReplayRow(int(i), parent, island, generation, statuses[status], score,
-                          int(length or 0), loads(public, {}), loads(cases, None))
-                for i, parent, island, generation, status, score, length, public, cases in rows]
-
-    def children_after(self, candidate_id: int) -> dict[int, int]:
-        """Children per parent among the candidates after ``candidate_id`` (as
-        ``Candidates.children_counts`` counts them)."""
-        return {int(p): int(n) for p, n in self._db.execute(
-            "SELECT parent_id, COUNT(*) FROM candidates WHERE id > ? AND parent_id IS NOT NULL "
-            "AND source_hash IS NOT NULL GROUP BY parent_id", (candidate_id,))}
