@@ -122,7 +122,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         return replace(panels, row=row, paused=proposals_paused(store, row))
 
     def now_of(store: Store) -> Any:
-        return now_view(store, ledger=caches.values.get(store, "ledger", lambda: ledger_part(
+        return now_view(store, caches.values.get(store, "ledger", lambda: ledger_part(
             store, caches.ledger.current(store).failed)))
 
     def full_series(store: Store) -> dict[str, Any]:

@@ -58,22 +58,20 @@ class RunRow:
         return self.state.status
 
 
-def run_row(store: Store, key: str, run_dir: Path, framework: str,
-            ledger: LedgerLog | None = None) -> RunRow:
+def run_row(store: Store, key: str, run_dir: Path, framework: str, ledger: LedgerLog) -> RunRow:
     """The run's line in the runs list and the overview's summary. ``ledger``: the run's ledger
-    log (``cache.py``), whose totals stand for the store's (read from the store when None)."""
+    log (``cache.py``), whose totals stand for the store's."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
     best = store.candidates.best(objective)
     initial = store.candidates.find(1)
-    spend = store.contexts.spend() if ledger is None else Spend(*ledger.total())
+    spend = Spend(*ledger.total())
     budget = (info.config.get("evolution") or {}).get("generations")
     return RunRow(
         key=key, name=run_dir.name, path=str(run_dir), framework=framework,
         task=info.task_name,
         algorithm=str((info.config.get("search") or {}).get("algorithm") or framework),
-        models=configured_models(info.config) or [
-            e.model for e in (store.contexts.ledger() if ledger is None else ledger.ledger())],
+        models=configured_models(info.config) or [e.model for e in ledger.ledger()],
         state=run_state(store, run_dir, framework), direction=info.direction,
         best_score=best.score if best else None, best_id=best.id if best else None,
         initial_score=initial.score if initial else None,
@@ -164,17 +162,15 @@ def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
     return [FailureReason(reason, status, n) for (reason, status), n in counts.most_common(limit)]
 
 
-def model_lines(store: Store, objective: Objective,
-                ledger: LedgerLog | None = None) -> list[ModelLine]:
-    """Per model, its calls and spend (from ``ledger``, the run's ledger log, when given) and
-    what its children became."""
+def model_lines(store: Store, objective: Objective, ledger: LedgerLog) -> list[ModelLine]:
+    """Per model, its calls and spend (from ``ledger``, the run's ledger log) and what its
+    children became."""
     outcomes = {m.model: m for m in store.views.model_outcomes(objective)}
-    mutation = store.contexts.count_by_model("mutation") if ledger is None else ledger.mutation
     lines = []
-    for entry in store.contexts.ledger() if ledger is None else ledger.ledger():
+    for entry in ledger.ledger():
         mine = outcomes.get(entry.model)
         lines.append(ModelLine(
-            entry.model, entry.calls, entry.failed_calls, mutation.get(entry.model, 0),
+            entry.model, entry.calls, entry.failed_calls, ledger.mutation.get(entry.model, 0),
             entry.prompt_tokens, entry.completion_tokens, entry.cost_usd,
             mine.programs if mine else 0, mine.evaluated if mine else 0,
             mine.correct if mine else 0, mine.improved if mine else 0))
@@ -234,9 +230,8 @@ def niche_shares(store: Store) -> dict[str, Any]:
     return {"spans": [f"#{chunk[0]}-#{chunk[-1]}" for chunk in chunks], "shares": shares}
 
 
-def overview_panels(store: Store, row: RunRow, ledger: LedgerLog | None = None) -> OverviewPanels:
-    """Everything the overview's tables show. ``ledger``: the run's ledger log (``cache.py``;
-    the store's ledger is read when None)."""
+def overview_panels(store: Store, row: RunRow, ledger: LedgerLog) -> OverviewPanels:
+    """Everything the overview's tables show. ``ledger``: the run's ledger log (``cache.py``)."""
     objective = Objective.of(row.direction)
     counts = store.candidates.count_by_status()
     refused = store.views.refused(novelty_only=True, limit=10)

@@ -53,21 +53,20 @@ class NowView:
 LedgerPart = tuple[list[tuple[str, float, str]], list[ModelTransport]]
 
 
-def ledger_part(store: Store, failed: list[tuple[str, float, str]] | None = None) -> LedgerPart:
+def ledger_part(store: Store, failed: list[tuple[str, float, str]]) -> LedgerPart:
     """What the panel reads from the whole ledger: the failed calls (``failed``: as the UI's
-    ledger log holds them, ``cache.py``; read now when None) and each model's transport
-    figures (the UI keeps them per store version)."""
-    failed = store.contexts.failed_rows() if failed is None else failed
+    ledger log holds them, ``cache.py``) and each model's transport figures (the UI keeps them
+    per store version)."""
     return failed, transport_by_model(store, failed)
 
 
-def now_view(store: Store, now: float | None = None, ledger: LedgerPart | None = None) -> NowView:
+def now_view(store: Store, ledger: LedgerPart, now: float | None = None) -> NowView:
     """The current session's work in flight (none once it has ended). ``ledger``: what
-    ``ledger_part`` read (read now when None)."""
+    ``ledger_part`` read."""
     now = time.time() if now is None else now
     sessions = store.events.list(SessionStarted, SessionEnded)
     live = bool(sessions) and isinstance(sessions[-1].event, SessionStarted)
-    failed, transport = ledger_part(store) if ledger is None else ledger
+    failed, transport = ledger
     view = NowView(live=live, transport=transport, at=now)
     for model, at, error in failed:
         if at >= now - RECENT_S:

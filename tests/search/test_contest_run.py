@@ -18,6 +18,7 @@ from support.scripted_llm import ScriptedLLM
 from cambrian.core.events import PhaseChanged, Reflection, SubsolutionsCombined
 from cambrian.meta.strategy_tags import StrategyTagged
 from cambrian.store.store import Store
+from cambrian.ui.cache import read_ledger
 from cambrian.ui.data import overview_panels, run_row
 
 CLI = [sys.executable, "-m", "cambrian.cli"]
@@ -66,7 +67,8 @@ def test_contest_search_shows_niches_phases_reflection_and_subproblems(tmp_path:
     for shown in ("Search phases", "exploration", "Strategy niches", "local search",
                   "Self-reflections", "combined by combiner"):
         assert shown in html, shown
-    panels = overview_panels(store, run_row(store, "run", run_dir, "cambrian"))
+    ledger = read_ledger(store)
+    panels = overview_panels(store, run_row(store, "run", run_dir, "cambrian", ledger), ledger)
     assert [span["phase"] for span in panels.phases] == phases
     assert panels.niches and panels.reflections and panels.niche_shares["shares"]
     assert any("combined by combiner" in item["text"] for item in panels.steering)

@@ -27,6 +27,7 @@ from cambrian.status import run_status
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.ui.app import create_app
+from cambrian.ui.cache import read_ledger
 from cambrian.ui.data import overview_panels, run_row, run_state
 from cambrian.ui.live import BrowserQueue
 from cambrian.ui.runs import RunCatalog
@@ -234,7 +235,9 @@ def test_the_overview_figures_agree_with_cambrian_status(stored_runs: Path):
     store = Store.open(stored_runs / "counter-run", read_only=True)
     try:
         status = run_status(store)
-        panels = overview_panels(store, run_row(store, "counter-run", stored_runs, "cambrian"))
+        ledger = read_ledger(store)
+        panels = overview_panels(store, run_row(store, "counter-run", stored_runs, "cambrian",
+                                                ledger), ledger)
     finally:
         store.close()
     assert [(m.model, m.calls, m.programs, m.evaluated, m.correct, m.improved)
@@ -289,7 +292,7 @@ def test_the_summary_fragment_reads_the_run_row_only(stored_runs: Path, tmp_path
     summary = client.get("/runs/counter-run/panels", params={"part": "summary"})
     assert summary.status_code == 200 and 'id="best-score"' in summary.text
     store = Store.open(stored_runs / "counter-run", read_only=True)
-    row = run_row(store, "counter-run", stored_runs / "counter-run", "cambrian")
+    row = run_row(store, "counter-run", stored_runs / "counter-run", "cambrian", read_ledger(store))
     store.close()
     assert f">{row.best_score:.6g}<" in summary.text and 'id="paused"' not in summary.text
 
