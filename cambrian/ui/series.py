@@ -10,6 +10,7 @@ from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
 from cambrian.store.store import Store
 from cambrian.ui.cache import BestMemo, LedgerLog, read_ledger
+from cambrian.ui.plots import run_start, thin
 
 MAX_BANDIT_POINTS = 300
 MAX_SCORE_POINTS = 2000  # a longer series is sampled (``sample``): every improvement kept
@@ -64,8 +65,7 @@ def score_series(store: Store, after: int | None = None, spend: LedgerLog | None
         known, current = best.find(store, after) if best is not None else (False, None)
         if not known:
             current = store.views.best_score_through(objective, after)
-    first = store.views.first_evaluated_at()
-    start = info.created_at if first is None else min(info.created_at, first)
+    start = run_start(store)
     if spend is None:
         spend = read_ledger(store)
     bests: list[float | None] = []
@@ -100,9 +100,7 @@ def bandit_series(store: Store, after_event: int = 0) -> dict[str, Any]:
     snapshot, to ask for the next ones."""
     ids = store.views.event_ids(BanditSnapshot.kind, after_event)
     last_event = ids[-1] if ids else after_event
-    if len(ids) > MAX_BANDIT_POINTS:  # thinned by id: only the kept snapshots are decoded
-        step = (len(ids) - 1) / (MAX_BANDIT_POINTS - 1)
-        ids = [ids[round(i * step)] for i in range(MAX_BANDIT_POINTS)]
+    ids = [ids[i] for i in thin(len(ids), MAX_BANDIT_POINTS)]  # only the kept ones decoded
     snapshots = [s.event for s in store.views.events_by_id(ids)
                  if isinstance(s.event, BanditSnapshot)]
     arms = sorted({arm for s in snapshots for arm in s.shares})
