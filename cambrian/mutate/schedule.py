@@ -90,6 +90,9 @@ class MutationSchedule:
                        if config.intent_bandit else None)
         # Told of a snapshot of an island's bandit every SNAPSHOT_EVERY pulls there.
         self.on_snapshot: Callable[[dict[str, Any]], None] = lambda snapshot: None
+        # Children that prepared a proposal of their intent (an improvement step's score,
+        # checked, with its move still to write), oldest first: (child, intent, island).
+        self.follow_ups: deque[tuple[int, str, int]] = deque()
 
     # ------------------------------------------------------------------ the weights
 
@@ -151,6 +154,20 @@ class MutationSchedule:
         probs = np.array([weights[n] for n in names])
         return INTENTS.get(names[int(rng.choice(len(names), p=probs / probs.sum()))])
 
+    def follow_up(self, has_children: Callable[[int], bool]) -> tuple[int, str, int] | None:
+        """(child, intent, island) of the oldest child that prepared a proposal nobody has made
+        yet, taken off the queue; None when there is none.
+
+        A child that only wrote an improvement step's score gains nothing until a move is
+        written on it, and selection rarely comes back to a child that scores like its parent
+        (a 40-call run wrote the score at call 2 and the move at call 29), so the move is the
+        next proposal. A prepared child that already has children was followed up."""
+        while self.follow_ups:
+            child, name, island = self.follow_ups.popleft()
+            if not has_children(child):
+                return child, name, island
+        return None
+
     # ------------------------------------------------------------------ outcomes
 
     def record(self, name: str, improved: bool, gain: float = 0.0, island: int = 0,
@@ -184,7 +201,9 @@ class MutationSchedule:
         if name not in self.history or self.store is None:
             return
         if child.status is CandidateStatus.CORRECT and INTENTS.get(name).prepares(child.notes):
-            return  # counted with the proposal it prepares (the step's move)
+            # Counted with the proposal it prepares (the step's move), which comes next.
+            self.follow_ups.append((child.id, name, child.island or 0))
+            return
         parent_score = None
         if child.parent_id is not None:
             parent = self.store.candidates.get(child.parent_id)
@@ -200,6 +219,7 @@ class MutationSchedule:
             return
         for queue in self.history.values():
             queue.clear()
+        self.follow_ups.clear()
         if self.bandit is not None:
             self.bandit.clear()
         initial = self._initial_score()
@@ -208,6 +228,7 @@ class MutationSchedule:
             if row.intent in self.history:
                 if (row.status is CandidateStatus.CORRECT
                         and INTENTS.get(row.intent).prepares(row.notes)):
+                    self.follow_ups.append((row.id, row.intent, row.island or 0))
                     continue
                 outcomes.append((row.evaluated_at, row.intent,
                                  _improved(row.status, row.score, row.parent_score,

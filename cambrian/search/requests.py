@@ -26,7 +26,7 @@ from cambrian.mutate.kept_notes import KeptNote
 from cambrian.mutate.prompts import ProgramView, truncate_middle
 from cambrian.mutate.proposer import ProposalRequest
 from cambrian.mutate.strategies import StrategyMenu
-from cambrian.search.algorithm import Selector
+from cambrian.search.algorithm import ParentSample, Selector
 from cambrian.search.history import lineage_history_note, tried_ideas_note
 from cambrian.search.recycling import deletion_history_note
 from cambrian.store.store import Store
@@ -128,8 +128,14 @@ class RequestBuilder:
         if steering.inspirations is not None:
             sample = replace(sample, inspiration_ids=tuple(
                 i for i in steering.inspirations if self.store.candidates.exists(i)))
+        follow_up = self._follow_up(steering)
+        if follow_up is not None:
+            child, follow_intent, island = follow_up
+            sample = ParentSample(child, island)
         inspiration_ids = list(sample.inspiration_ids)
-        if steering.intent is not None and not sample.kind:
+        if follow_up is not None:
+            kind, intent = INTENTS.get(follow_intent).kind, follow_intent
+        elif steering.intent is not None and not sample.kind:
             kind, intent = INTENTS.get(steering.intent).kind, steering.intent
         else:
             kind, intent = ((sample.kind, None) if sample.kind
@@ -141,6 +147,8 @@ class RequestBuilder:
         notes = ((sample.guidance,) if sample.guidance else ()) + tuple(
             note for hook in self.hooks for note in hook.prompt_notes(self.rng))
         tags: dict[str, Any] = {**steering.tags, **({"intent": intent} if intent else {})}
+        if follow_up is not None:
+            tags["follows_up"] = True  # the proposal its parent prepared, made next
         prepared = (INTENTS.get(intent).prepare(sample.parent_id, self.intent_services, self.rng)
                     if intent else PreparedIntent(sample.parent_id))
         parent = self.view(prepared.parent_id)
@@ -170,6 +178,15 @@ class RequestBuilder:
             if said is not None:
                 steering = steering.combined(said)
         return steering
+
+    def _follow_up(self, steering: Steering) -> tuple[int, str, int] | None:
+        """The child that prepared the next proposal (`MutationSchedule.follow_up`), unless a
+        person or a search phase named the parent or the intent of this one."""
+        schedule = self.mutation_schedule
+        if (schedule is None or steering.restart_parent is not None
+                or steering.intent is not None):
+            return None
+        return schedule.follow_up(lambda child: bool(self.store.candidates.children(child)))
 
     def _unusable_intents(self, parent_id: int) -> set[str]:
         """The scheduled intents the parent gives nothing to work on."""

@@ -69,6 +69,8 @@ def responder(score_line: str):
         user = messages[-1]["content"]
         if "local-search moves" in system:
             return MOVES_REPLY
+        if "Write `" not in user:  # another intent's proposal: a reply that cannot be used
+            return "I would leave the program as it is."
         if "Study the problem statement" in user:
             return ("SUMMARY:\n- five numbers near 0.3\nINPUT AND OUTPUT:\n- an array\n"
                     "SCORING:\n- minus the squared distance\nCONSTRAINTS:\n- in [0, 1]\n"
@@ -93,7 +95,9 @@ def write_task(root: Path) -> Path:
     return root
 
 
-def run(tmp_path: Path, score_line: str, generations: int) -> Store:
+def run(tmp_path: Path, score_line: str, generations: int,
+        settings: tuple[str, ...] = ("mutation.types=[improve_step]", "database.num_islands=1"),
+        ) -> Store:
     task = write_task(tmp_path / "task")
     with ScriptedLLM(responder(score_line)) as llm:
         evolution = start(task, run_dir=tmp_path / "run", overrides=[
@@ -102,9 +106,9 @@ def run(tmp_path: Path, score_line: str, generations: int) -> Store:
             f"evolution.generations={generations}", "evolution.max_proposals_in_flight=1",
             # Only the step's intent, so that every proposal is one the script answers; the
             # moves are the model's (the general ones off), the score unchecked by the task.
-            "mutation.schedule=linear", "mutation.types=[improve_step]",
-            "mutation.general_moves=false",
-            "database.num_islands=1"])  # one island: its bandit's snapshots come every 5 pulls
+            "mutation.schedule=linear", "mutation.general_moves=false",
+            # by default one island: its bandit's snapshots come every 5 pulls
+            *settings])
         try:
             asyncio.run(evolution.run())
         finally:
@@ -165,5 +169,36 @@ def test_a_score_that_orders_solutions_the_other_way_is_refused(tmp_path: Path):
         # No score was kept, so no move was ever asked for.
         assert not [r for r in store.candidates.list() if
                     r.notes.get("focus_function") == "change_build"]
+    finally:
+        store.close()
+
+
+def test_the_move_is_asked_for_on_the_child_that_wrote_the_score_next(tmp_path: Path):
+    """Among other intents and islands, a child whose step got its score (checked) is the
+    parent of the next proposal, which writes the move: the score alone gains nothing."""
+    store = run(tmp_path, RIGHT_SCORE, generations=10, settings=(
+        "mutation.types=[improve_step, refinement, tuning]", "database.num_islands=3",
+        "evolution.seed=3"))
+    try:
+        rows = store.candidates.list()
+        scorers = [r for r in rows if r.status == "correct"
+                   and r.notes.get("focus_function") == "score_build"]
+        assert scorers, [(r.id, r.status, r.notes.get("intent")) for r in rows]
+        followers = [r for r in rows if r.notes.get("follows_up")]
+        assert followers
+        for follower in followers:
+            assert follower.parent_id in {r.id for r in scorers}
+            assert follower.notes["intent"] == "improve_step"
+            assert follower.notes["focus_function"] == "change_build"
+            parent = store.candidates.get(follower.parent_id)
+            assert follower.island == parent.island
+        # Each scorer is followed up at most once, and the first one was.
+        assert len({f.parent_id for f in followers}) == len(followers)
+        assert scorers[0].id in {f.parent_id for f in followers}
+        # Resumed: a scorer with children is not followed up again.
+        config = build_config([store.runs.info().config])
+        rebuilt = build_mutation_schedule(config, store, MAXIMIZE)
+        again = rebuilt.follow_up(lambda child: bool(store.candidates.children(child)))
+        assert again is None or again[0] not in {f.parent_id for f in followers}
     finally:
         store.close()
