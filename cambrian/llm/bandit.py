@@ -49,7 +49,8 @@ class UCB1Bandit:
 
     # ------------------------------------------------------------------ statistics
 
-    def _scale(self) -> float:
+    def reward_scale(self) -> float:
+        """The largest raw improvement seen (1 before any): rewards are transformed over it."""
         largest = max((max(s.improvements, default=0.0) for s in self.stats.values()), default=0.0)
         return largest if largest > 0 else 1.0
 
@@ -57,7 +58,7 @@ class UCB1Bandit:
         stats = self.stats[arm]
         if not stats.improvements:
             return 0.0
-        scale = self._scale()
+        scale = self.reward_scale()
         transformed = [(math.exp(r / scale) - 1.0) / (math.e - 1.0) for r in stats.improvements]
         return float(np.mean(transformed))
 

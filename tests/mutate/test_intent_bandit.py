@@ -39,7 +39,10 @@ def test_an_arm_that_gains_takes_the_weight_and_an_untried_one_keeps_a_bonus():
     snapshot = bandit.snapshot(0)
     assert snapshot["pulls"] == 12 and snapshot["shares"]["a"] == pytest.approx(0.5)
     assert snapshot["gain_per_pull"] == {"a": pytest.approx(0.3), "b": 0.0, "c": None}
-    assert bandit.snapshot(1)["pulls"] == 0  # each island learns on its own
+    assert bandit.snapshot(1)["pulls"] == 0  # each island keeps its own pulls...
+    # ...and an island with none takes the run's: "a" paid elsewhere, "c" was never tried.
+    assert bandit.factor(1, "a") > bandit.factor(1, "b")
+    assert bandit.factor(1, "c") > bandit.factor(1, "b")
     bandit.add_arm("d")
     assert "d" in bandit.snapshot(0)["shares"]
 
@@ -54,9 +57,20 @@ def test_the_schedule_follows_the_gains_per_island():
         schedule.record("tuning", False, 0.0, island=1)
     on_one, on_zero = schedule.weights(1.0, island=1), schedule.weights(1.0, island=0)
     assert on_one["improve_step"] > 2 * on_one["tuning"]
-    # Island 0 has learnt nothing: the phase shares alone (tuning 0.4 : improve_step 0.3).
-    assert on_zero["tuning"] / on_zero["improve_step"] == pytest.approx(0.4 / 0.3)
+    # Island 0 has no pulls of its own: it takes the run's means (tuning 0.4 : improve_step
+    # 0.3 by phase share alone before any pull).
+    assert on_zero["improve_step"] > 2 * on_zero["tuning"]
     assert len(seen) == 4 and seen[-1]["island"] == 1 and seen[-1]["pulls"] == 20
+    # ...until its own pulls say otherwise: there the step never gains and tuning does.
+    for _ in range(10):
+        schedule.record("improve_step", False, 0.0, island=0)
+        schedule.record("tuning", True, 1.2, island=0)
+    on_zero = schedule.weights(1.0, island=0)
+    assert on_zero["tuning"] > 2 * on_zero["improve_step"]
+    fresh = MutationSchedule(MutationConfig(types=["tuning", "strategy", "improve_step"]),
+                             generations=100, patch_kinds=("diff", "full"))
+    untaught = fresh.weights(1.0, island=0)
+    assert untaught["tuning"] / untaught["improve_step"] == pytest.approx(0.4 / 0.3)
     rng = np.random.default_rng(3)
     picks = Counter(schedule.choose(rng, 100, True, island=1).name for _ in range(600))
     assert picks["improve_step"] > 2 * picks["tuning"]
