@@ -6,6 +6,7 @@
 
   The million-program archive: --sizes 1000000 --novelty-size 1000 --no-utilisation --old TREE
   (``--novelty-size 1000000`` adds the novelty index at that size; it needs ~8 GB)
+  A resume with novelty on: --novelty-resume --sizes 1000000 --old TREE [--cache DIR]
 
 ``--old TREE``: an earlier Cambrian tree (``git worktree add --detach TREE COMMIT``), measured
 by this same benchmark before this checkout at each size, each in a process of its own.
@@ -27,6 +28,17 @@ by this same benchmark before this checkout at each size, each in a process of i
    384-d float32 vectors, the bundled embedder's size) on one island, the worst case: the time of
    one nearest-neighbour lookup, of building the index vector by vector, and of restoring it from
    a real run store on resume.
+
+4. ``--novelty-resume`` (instead of 1-3): a resume with novelty on. A run folder of ``size``
+   evaluated programs, each with an embedding (random unit vectors stored under the bundled
+   embedder's name, on the run's two islands), is built once (``--cache DIR`` keeps it between
+   runs; built by the ``--old`` tree when one is given, as a newer store is not opened by older
+   code) and copied for each tree; in a process of its own each tree resumes it twice without
+   running a generation: the first resume replays the archive and rebuilds the novelty index
+   from the store (and writes the resume snapshot, and with this checkout the index's files, as
+   its session ends), the second loads the snapshot and rebuilds the index (the old code: from
+   every stored embedding; this checkout: from the files). Each resume is printed as open +
+   archive + novelty index, wall and CPU, with the process's resident memory after it.
 
 No LLM and no embedding model runs: the LLM answers instantly in-process, vectors are random.
 
@@ -355,6 +367,175 @@ def novelty_cost(count: int, workdir: Path, lookups: int = 200) -> dict[str, flo
             "recall": found / lookups, "build_s": build_s, "restore_s": restore_s}
 
 
+# ---------------------------------------------------------------- resume with novelty on
+
+def novelty_overrides(generations: int) -> list[str]:
+    return [x for x in overrides(generations) if not x.startswith("novelty.")] + [
+        "novelty.enabled=true", "novelty.judge=false"]
+
+
+def prefill_embeddings(store: Store, model: str, chunk: int = 20_000) -> None:
+    """A random unit vector (384-d) for every candidate without one, as the bundled embedder
+    names its vectors."""
+    rng = np.random.default_rng(7)
+    have = set(store.embeddings.ids())  # candidate ids run from 1 up, none deleted
+    missing = [i for i in range(1, store.resume_snapshot.last_candidate_id() + 1)
+               if i not in have]
+    for start_at in range(0, len(missing), chunk):
+        part = missing[start_at:start_at + chunk]
+        vectors = unit_vectors(len(part), rng)
+        with store.transaction():
+            for candidate_id, vector in zip(part, vectors):
+                store.embeddings.add(candidate_id, model, vector)
+
+
+def build_novelty_run(size: int, folder: Path) -> dict[str, float]:
+    """A run folder with novelty on and ``size`` evaluated programs, each embedded."""
+    from cambrian.llm.embeddings import LocalEmbedder
+
+    task = write_task(folder / "task")
+    evolution = start(task, run_dir=folder / "run", overrides=novelty_overrides(1),
+                      providers={"instant": InstantLLM()})
+    evolution.evaluator = InstantEvaluator()
+    asyncio.run(evolution.run())
+    began = time.perf_counter()
+    prefill(evolution.store, size, evolution.config.database.num_islands)
+    prefill_embeddings(evolution.store, LocalEmbedder.name)
+    evolution.store.close()
+    return {"prefill_s": time.perf_counter() - began}
+
+
+class Timed:
+    """Wall and CPU seconds of a method's calls, patched on its class."""
+
+    def __init__(self, owner: type, name: str) -> None:
+        self.wall, self.cpu = 0.0, 0.0
+        original = getattr(owner, name, None)
+        if original is None:  # older code has no such method
+            return
+
+        def timed(*args: object, **kwargs: object) -> object:
+            began, cpu = time.perf_counter(), time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.wall += time.perf_counter() - began
+                self.cpu += time.process_time() - cpu
+
+        setattr(owner, name, timed)
+
+    def take(self) -> tuple[float, float]:
+        taken = (self.wall, self.cpu)
+        self.wall, self.cpu = 0.0, 0.0
+        return taken
+
+
+def novelty_resume(run_dir: Path) -> dict[str, object]:
+    """Two resumes of the run with novelty on (see the module's text), no generation run."""
+    from cambrian.search.novelty import NoveltyFilter
+
+    index_restore = Timed(NoveltyFilter, "restore")
+    index_write = Timed(NoveltyFilter, "save_index")  # this checkout's index files
+    writes = SnapshotWrites()
+    sessions = []
+    for number in range(2):
+        store = Store.open(run_dir)
+        evaluated = store.candidates.count("correct", "incorrect")
+        store.close()
+        gc.collect()
+        began, cpu = time.perf_counter(), time.process_time()
+        resumed = resume(run_dir, overrides=[f"evolution.generations={evaluated}"],
+                         providers={"instant": InstantLLM(counter=11_000_000)})
+        open_s, open_cpu = time.perf_counter() - began, time.process_time() - cpu
+        resumed.evaluator = InstantEvaluator()
+        began, cpu = time.perf_counter(), time.process_time()
+        resumed.restore()
+        restore_s, restore_cpu = time.perf_counter() - began, time.process_time() - cpu
+        index_s, index_cpu = index_restore.take()
+        resident = current_mb()
+        novelty = resumed.hook("novelty").filter
+        session = {"open_s": open_s, "open_cpu_s": open_cpu,
+                   "archive_s": restore_s - index_s, "archive_cpu_s": restore_cpu - index_cpu,
+                   "index_s": index_s, "index_cpu_s": index_cpu,
+                   "resume_s": open_s + restore_s, "resume_cpu_s": open_cpu + restore_cpu,
+                   "resident_mb": resident, "index_rows": len(novelty.index),
+                   "index_from_files": getattr(novelty, "loaded_rows", 0)}
+        writes.take()
+        asyncio.run(resumed.run())  # the budget is spent: the session ends, writing for the next
+        resumed.store.close()
+        session["snapshot_write_s"] = writes.take()[0]
+        session["index_write_s"] = index_write.take()[0]
+        sessions.append(session)
+        del resumed, novelty
+    return {"evaluated": evaluated, "sessions": sessions,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def in_process(code: Path, call: str, cwd: Path) -> dict:
+    """``overhead.<call>`` run with the Cambrian tree at ``code`` first on the path, in a
+    process of its own; what it returned."""
+    program = ("import json; from pathlib import Path; import overhead; "
+               f"r = overhead.{call}; print('RESULT ' + json.dumps(r))")
+    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT / 'benchmarks'}"}
+    cwd.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", program], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the run with {code} failed:\n{done.stderr[-3000:]}")
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])
+
+
+def commit_of(code: Path) -> str:
+    return subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+
+
+def novelty_resume_runs(sizes: list[int], trees: list[tuple[str, Path]], cache: Path,
+                        workdir: Path) -> None:
+    builder = trees[0][1]
+    for size in sizes:
+        built = cache / f"novelty-{size}-{commit_of(builder)}"
+        if not (built / "built.json").exists():
+            shutil.rmtree(built, ignore_errors=True)
+            made = in_process(builder, f"build_novelty_run({size}, Path({str(built)!r}))",
+                              workdir / "build")
+            (built / "built.json").write_text(json.dumps(made))
+            note(f"run folder of {size:,} embedded programs built by {builder} in "
+                 f"{made['prefill_s']:.0f} s")
+        store_mb = sum(f.stat().st_size for f in (built / "run").glob("run.sqlite*")) / 2**20
+        print(f"# {size:,} evaluated programs, each embedded (384-d): store {store_mb:,.0f} MB "
+              f"({built}); copied for each tree", flush=True)
+        for name, code in trees:
+            copy = workdir / f"{name}{size}"
+            shutil.copytree(built, copy)
+            result = in_process(code, f"novelty_resume(Path({str(copy / 'run')!r}))", workdir)
+            files_mb = sum(f.stat().st_size for f in (copy / "run").glob("novelty_index/*"))
+            shutil.rmtree(copy, ignore_errors=True)
+            note(f"{name} code ({code}, {commit_of(code)}), {size:,} programs done")
+            labels = ["archive replayed, index rebuilt", "from the resume snapshot"]
+            for label, s in zip(labels, result["sessions"]):
+                print(f"  {name} {size:>9,}: resume ({label}) {s['resume_s']:6.2f} s wall, "
+                      f"{s['resume_cpu_s']:6.2f} CPU-s = open {s['open_s']:.2f} s "
+                      f"({s['open_cpu_s']:.2f}) + archive {s['archive_s']:.2f} s "
+                      f"({s['archive_cpu_s']:.2f}) + novelty index {s['index_s']:.2f} s "
+                      f"({s['index_cpu_s']:.2f} CPU-s; {s['index_rows']:,} rows, "
+                      f"{s['index_from_files']:,} from its files); resident {s['resident_mb']:,.0f} "
+                      f"MB after it; at the session's end snapshot written "
+                      f"{s['snapshot_write_s']:.2f} s, index files {s['index_write_s']:.2f} s",
+                      flush=True)
+            print(f"  {name} {size:>9,}: peak memory {result['peak_mb']:,.0f} MB; index files "
+                  f"{files_mb / 2**20:,.0f} MB", flush=True)
+
+
+def current_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def memory() -> str:
     current = 0.0
     with open("/proc/self/status") as status:
@@ -378,11 +559,23 @@ def main() -> int:
     parser.add_argument("--novelty-size", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-utilisation", action="store_true")
+    parser.add_argument("--novelty-resume", action="store_true",
+                        help="time a resume with novelty on instead (see the module's text)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="with --novelty-resume: a folder that keeps the built run folders")
     parser.add_argument("--old", type=Path, default=None,
                         help="an earlier Cambrian tree (git worktree add --detach DIR COMMIT): "
                              "its loop cost is measured too, before this checkout's, per size")
     args = parser.parse_args()
     note("start")
+    if args.novelty_resume:
+        trees = [("old", args.old.resolve())] if args.old is not None else []
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = args.cache or Path(tmp) / "cache"
+            novelty_resume_runs([int(x) for x in args.sizes.split(",")],
+                                trees + [("new", ROOT)], cache, Path(tmp))
+        note("done")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         costs, old_costs = [], []

@@ -23,6 +23,8 @@ A hook overrides only what it needs:
 - ``screen``: a cheap check before a child's full evaluation (GEPA's minibatch);
 - ``evaluations_spent``: evaluations the hook ran that count against the generation budget;
 - ``state`` / ``load_state``: what cannot be rebuilt from the store, saved with every commit;
+- ``checkpoint``: when the resume snapshot is written, write what makes the next ``restore``
+  faster (the novelty index's files); derived data, checked by ``restore`` before use;
 - ``close``: once per session at its end, also when it fails (work still running is stopped).
 
 The engine calls hooks in the order the composition root lists them.
@@ -155,6 +157,9 @@ class LoopHook:
         return {}
 
     def load_state(self, state: dict[str, Any]) -> None:
+        return None
+
+    def checkpoint(self) -> None:
         return None
 
     async def close(self) -> None:

@@ -188,6 +188,14 @@ class Evolution:
             for hook in self.hooks:
                 hook.restore()
 
+    def _checkpoint(self, snapshot: bool) -> None:
+        """The resume snapshot (when ``snapshot``) and what the hooks keep beside it for the
+        next resume (the novelty index's files)."""
+        if snapshot:
+            resume_snapshot.write(self.archive, self.ctx.store, self.ctx.recorder)
+        for hook in self.hooks:
+            hook.checkpoint()
+
     async def _prepare(self) -> None:
         self.restore()
         await self.executor.prepare()  # e.g. generate a judged task's test cases, failing fast
@@ -244,7 +252,7 @@ class Evolution:
                     if isinstance(result, int):
                         queue.append(ctx.store.candidates.get(result))
                 if self.archive.taken_since_snapshot >= resume_snapshot.SNAPSHOT_EVERY:
-                    resume_snapshot.write(self.archive, ctx.store, ctx.recorder)
+                    self._checkpoint(snapshot=True)
         except BaseException as exc:
             for task in proposals | evaluations | side | ({steering} if steering else set()):
                 task.cancel()
@@ -259,9 +267,9 @@ class Evolution:
         for task in side | ({steering} if steering else set()):
             task.cancel()  # a scratchpad update still running is of no use to a finished run
         await asyncio.gather(*side, return_exceptions=True)
-        if self.archive.taken_since_snapshot or not self._from_snapshot:  # the next resume
-            # starts from here
-            resume_snapshot.write(self.archive, ctx.store, ctx.recorder)
+        # The next resume starts from here.
+        self._checkpoint(snapshot=bool(self.archive.taken_since_snapshot)
+                         or not self._from_snapshot)
         early = self.stoppers.check() if self.stoppers is not None else None
         if early is not None:  # a target score or patience: the run did its work
             reason, outcome = early

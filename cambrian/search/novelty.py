@@ -51,7 +51,9 @@ from cambrian.llm.base import GenerationParams, LLMRequest, Message
 from cambrian.llm.embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
 from cambrian.llm.gateway import LLMGateway
 from cambrian.mutate.filters import FilterVerdict, ProposedChild
+from cambrian.search import index_files
 from cambrian.search.algorithm_events import IslandSpawned, Migration
+from cambrian.search.index_files import IndexFiles
 from cambrian.search.novelty_cost import JudgeCostModel, JudgeCosts
 from cambrian.search.novelty_exact import CodeKeys, VerdictCache
 from cambrian.search.novelty_judge import (
@@ -115,6 +117,9 @@ class NoveltyFilter:
         self.num_islands = num_islands
         self.initial_id = initial_id
         self.index = SimilarityIndex()
+        self._files: IndexFiles | None = None  # the index kept beside the store, for resumes
+        self._saved_rows = -1  # rows of the index when its files were last written
+        self.loaded_rows = 0  # rows the last restore took from the files (0: rebuilt)
         self.keys = CodeKeys(self.language)
         self.verdicts = VerdictCache()  # the judge's, per (nearest program, proposal)
         self.costs: JudgeCosts | None = (JudgeCostModel(self.store, judge_label, budget)
@@ -133,10 +138,32 @@ class NoveltyFilter:
 
     # ------------------------------------------------------------------ index
 
+    @property
+    def files(self) -> IndexFiles:
+        if self._files is None:
+            self._files = IndexFiles.of(self.store)
+        return self._files
+
     def restore(self) -> None:
-        """Rebuild the index from the stored embeddings and the selector's island events."""
+        """Rebuild the index: from the index files beside the store when they describe it
+        (``index_files.py``; then only the embeddings and island events after them are read),
+        else from every stored embedding and the selector's island events."""
+        embeddings_after = events_after = 0
         self.index = SimilarityIndex()
-        ids, islands, vectors = self.store.embeddings.table(self.embedder.name)
+        try:
+            index, header = self.files.load(self.index.seed)
+            index_files.check(index, header, self.store, self.embedder.name, self._described())
+            self.index, self._saved_rows = index, len(index)
+            self.loaded_rows = len(index)
+            embeddings_after = int(header["embeddings_through"])
+            events_after = int(header["events_through"])
+        except (index_files.Unusable, OSError, ValueError, KeyError, TypeError) as exc:
+            self.files.forget()
+            self.index, self._saved_rows, self.loaded_rows = SimilarityIndex(), -1, 0
+            (log.info if self.files.header() is None else log.warning)(
+                "resume: the novelty index files are not usable (%s); rebuilding the index "
+                "from the store", exc)
+        ids, islands, vectors = self.store.embeddings.table(self.embedder.name, embeddings_after)
         if len(ids):
             home = np.asarray(islands)
             for island in sorted(set(islands)):
@@ -149,8 +176,35 @@ class NoveltyFilter:
                 vector = vectors[ids.index(self.initial_id)]
                 for target in self._islands_of(self.initial_id, 0):
                     self.index.add(target, self.initial_id, vector)
-        for stored in self.store.events.list(Migration, IslandSpawned):
+        for stored in self.store.events.list(Migration, IslandSpawned, after_id=events_after):
             self.follow(stored.event)
+
+    def _described(self) -> dict[str, Any]:
+        """What the index files must have been made for."""
+        identity = self.store.runs.identity()
+        return {"run_id": identity[0] if identity else None, "model": self.embedder.name,
+                "num_islands": self.num_islands, "initial_id": self.initial_id}
+
+    def save_index(self) -> None:
+        """Write the index files (the rows added since they were last written or read), when
+        the index holds exactly the store's embeddings up to its newest program."""
+        count, through = self.index.coverage()
+        header = self.files.header()
+        if (len(self.index) == self._saved_rows and header is not None
+                and header.get("token") == self.files.token):
+            return  # nothing added since they were written or read
+        if self.store.embeddings.count(self.embedder.name, through) != count:
+            log.debug("novelty index files not written: the index and the store differ")
+            return
+        try:
+            self.files.save(self.index, {**self._described(), "embeddings": count,
+                                         "embeddings_through": through,
+                                         "events_through": self.store.events.last_id()})
+        except OSError as exc:
+            log.warning("novelty index files not written: %s", exc)
+            self.files.forget()
+            return
+        self._saved_rows = len(self.index)
 
     def _islands_of(self, candidate_id: int, island: int) -> range | list[int]:
         return range(self.num_islands) if candidate_id == self.initial_id else [island]
@@ -304,10 +358,11 @@ class NoveltyFilter:
 
 
 class NoveltyIndexing(LoopHook):
-    """The novelty filter's part in the loop: its index rebuilt from the stored embeddings at
-    the session's start, the initial program indexed once the other preparations are done (it
-    may be a first program the LLM wrote; indexing runs in the background and the first check
-    waits for it), and indexing stopped when the session ends."""
+    """The novelty filter's part in the loop: its index rebuilt at the session's start (from
+    its files beside the store when they are usable, else from the stored embeddings), the
+    initial program indexed once the other preparations are done (it may be a first program the
+    LLM wrote; indexing runs in the background and the first check waits for it), its files
+    written with each resume snapshot, and indexing stopped when the session ends."""
 
     name = "novelty"
     blocks_proposals = False
@@ -317,6 +372,9 @@ class NoveltyIndexing(LoopHook):
 
     def restore(self) -> None:
         self.filter.restore()
+
+    def checkpoint(self) -> None:
+        self.filter.save_index()
 
     def state(self) -> dict[str, Any]:
         return {"verdicts": self.filter.verdicts.state()} if len(self.filter.verdicts) else {}

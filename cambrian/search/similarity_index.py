@@ -54,11 +54,14 @@ def bits_bound(threshold: float) -> int | None:
 
 class _Island:
     """One island's rows: float32 vectors, their signatures (one column per 64-bit word, so a
-    lookup streams each column once) and candidate ids."""
+    lookup streams each column once) and candidate ids. The first ``len(base)`` vectors may lie
+    in a read-only matrix (a memory-mapped file the index was loaded from, ``index_files.py``)
+    and the rows added since in ``vectors``; the signatures and ids are all in memory."""
 
-    def __init__(self, dim: int, capacity: int = 16) -> None:
-        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
-        self.words = [np.zeros(capacity, dtype=np.uint64) for _ in range(_WORDS)]
+    def __init__(self, dim: int, capacity: int = 16, base: np.ndarray | None = None) -> None:
+        self.base = base if base is not None else np.zeros((0, dim), dtype=np.float32)
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)  # the rows after the base
+        self.words = [np.zeros(len(self.base) + capacity, dtype=np.uint64) for _ in range(_WORDS)]
         self.ids: list[int] = []
         self._scratch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -67,7 +70,7 @@ class _Island:
         buffer, valid until the next call)."""
         count = len(self.ids)
         if self._scratch is None or self._scratch[0].shape[0] < count:
-            size = self.vectors.shape[0]
+            size = self.words[0].shape[0]
             self._scratch = (np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint8),
                              np.empty(size, dtype=np.uint8))
         mixed, bits, total = (buffer[:count] for buffer in self._scratch)
@@ -78,17 +81,40 @@ class _Island:
                 np.add(total, bits, out=total)  # at most 128: uint8 holds it
         return total
 
+    def vector(self, row: int) -> np.ndarray:
+        based = len(self.base)
+        return self.base[row] if row < based else self.vectors[row - based]
+
+    def similarities(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Cosines of ``query`` with every row (or the sorted ``rows``)."""
+        based = len(self.base)
+        if rows is None:
+            tail = self.vectors[: len(self.ids) - based] @ query
+            return tail if not based else np.concatenate((self.base @ query, tail))
+        split = int(np.searchsorted(rows, based))
+        if split == len(rows):
+            return self.base[rows] @ query
+        tail = self.vectors[rows[split:] - based] @ query
+        return tail if not split else np.concatenate((self.base[rows[:split]] @ query, tail))
+
+    def signatures(self) -> np.ndarray:
+        """(rows, words) uint64: every row's signature."""
+        return np.stack([column[: len(self.ids)] for column in self.words], axis=1)
+
     def reserve(self, rows: int) -> None:
-        if rows <= self.vectors.shape[0]:
-            return
-        capacity = max(rows, self.vectors.shape[0] + self.vectors.shape[0] // 4 + 16)
-        grown = np.zeros((capacity, self.vectors.shape[1]), dtype=np.float32)
-        grown[: len(self.ids)] = self.vectors[: len(self.ids)]
-        self.vectors = grown
-        for word, column in enumerate(self.words):
-            wider = np.zeros(capacity, dtype=np.uint64)
-            wider[: len(self.ids)] = column[: len(self.ids)]
-            self.words[word] = wider
+        based, count = len(self.base), len(self.ids)
+        if rows - based > self.vectors.shape[0]:
+            tail = self.vectors.shape[0]
+            grown = np.zeros((max(rows - based, tail + (based + tail) // 4 + 16),
+                              self.vectors.shape[1]), dtype=np.float32)
+            grown[: count - based] = self.vectors[: count - based]
+            self.vectors = grown
+        if rows > self.words[0].shape[0]:
+            capacity = based + self.vectors.shape[0]
+            for word, column in enumerate(self.words):
+                wider = np.zeros(capacity, dtype=np.uint64)
+                wider[:count] = column[:count]
+                self.words[word] = wider
 
 
 class SimilarityIndex:
@@ -99,14 +125,14 @@ class SimilarityIndex:
         self._members: dict[int, set[int]] = {}
         self._home: dict[int, tuple[int, int]] = {}  # candidate -> (island, row) of its vector
         self._planes: np.ndarray | None = None
-        self._seed = seed
+        self.seed = seed
 
     # ------------------------------------------------------------------ signatures
 
-    def _signatures(self, vectors: np.ndarray) -> np.ndarray:
-        """(rows, 4) uint64 sign signatures of (rows, dim) vectors."""
+    def signatures_of(self, vectors: np.ndarray) -> np.ndarray:
+        """(rows, 2) uint64 sign signatures of (rows, dim) vectors."""
         if self._planes is None:  # fixed per index: the same hyperplanes for every vector
-            rng = np.random.default_rng(self._seed)
+            rng = np.random.default_rng(self.seed)
             self._planes = rng.standard_normal((vectors.shape[1], SIGNATURE_BITS)).astype(
                 np.float32)
         signatures = np.empty((vectors.shape[0], _WORDS), dtype=np.uint64)
@@ -141,20 +167,46 @@ class SimilarityIndex:
         rows.reserve(start + len(candidate_ids))
         end = start + len(candidate_ids)
         if not adopted:
-            rows.vectors[start:end] = vectors
-        signatures = self._signatures(vectors)
+            based = len(rows.base)
+            rows.vectors[start - based:end - based] = vectors
+        self._put(island, rows, candidate_ids, self.signatures_of(vectors))
+
+    def _put(self, island: int, rows: _Island, candidate_ids: list[int],
+             signatures: np.ndarray) -> None:
+        start = len(rows.ids)
+        end = start + len(candidate_ids)
         for word, column in enumerate(rows.words):
             column[start:end] = signatures[:, word]
         for offset, candidate_id in enumerate(candidate_ids):
             self._home.setdefault(candidate_id, (island, start + offset))
         rows.ids.extend(candidate_ids)
-        members.update(candidate_ids)
+        self._members.setdefault(island, set()).update(candidate_ids)
+
+    # ------------------------------------------------------------------ as stored
+
+    def island_rows(self, island: int) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+        """An island's (ids, signatures, base vectors, vectors after the base), for
+        ``index_files.py``."""
+        rows = self._islands[island]
+        return (rows.ids, rows.signatures(), rows.base,
+                rows.vectors[: len(rows.ids) - len(rows.base)])
+
+    def load_island(self, island: int, candidate_ids: list[int], signatures: np.ndarray,
+                    vectors: np.ndarray) -> None:
+        """Rows as ``island_rows`` gave them (their signatures made with this index's seed),
+        the vectors kept as they are (a read-only memory map, say); on an island not yet
+        holding any."""
+        if self._islands.get(island) is not None:
+            raise ValueError(f"island {island} already holds rows")
+        rows = self._islands[island] = _Island(vectors.shape[1], 16, base=vectors)
+        rows.reserve(len(candidate_ids))
+        self._put(island, rows, candidate_ids, signatures)
 
     # ------------------------------------------------------------------ reading
 
     def vector(self, candidate_id: int) -> np.ndarray | None:
         home = self._home.get(candidate_id)
-        return None if home is None else self._islands[home[0]].vectors[home[1]]
+        return None if home is None else self._islands[home[0]].vector(home[1])
 
     def contains(self, island: int, candidate_id: int) -> bool:
         return candidate_id in self._members.get(island, ())
@@ -173,18 +225,22 @@ class SimilarityIndex:
         count = len(rows.ids)
         bound = None if at_least is None else bits_bound(at_least)
         if count <= EXACT_ROWS or bound is None:
-            similarities = rows.vectors[:count] @ vector
+            similarities = rows.similarities(vector)
             best = int(np.argmax(similarities))
             return float(similarities[best]), rows.ids[best]
-        query = self._signatures(np.asarray(vector, dtype=np.float32)[None, :])[0]
+        query = self.signatures_of(np.asarray(vector, dtype=np.float32)[None, :])[0]
         found = np.flatnonzero(rows.differing_bits(query) <= bound)
         if not len(found):
             return None
-        similarities = rows.vectors[found] @ vector
+        similarities = rows.similarities(vector, found)
         best = int(np.argmax(similarities))
         if similarities[best] < at_least:  # only rows that came near by chance
             return None
         return float(similarities[best]), rows.ids[int(found[best])]
+
+    def coverage(self) -> tuple[int, int]:
+        """(programs held, the highest candidate id among them)."""
+        return len(self._home), max(self._home, default=0)
 
     def __len__(self) -> int:
         return sum(len(rows.ids) for rows in self._islands.values())

@@ -11,9 +11,15 @@ import json
 import sqlite3
 from collections.abc import Callable
 
-from cambrian.store.schema import PROGRAM_FILES_DDL, RESUME_DDL, SIDE_TABLES_DDL, statements
+from cambrian.store.schema import (
+    EMBEDDINGS_INDEX_DDL,
+    PROGRAM_FILES_DDL,
+    RESUME_DDL,
+    SIDE_TABLES_DDL,
+    statements,
+)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 ALGORITHM_HOOKS = "algorithm hooks"  # the name cambrian.search.hooks.AlgorithmHooks saves under
 
 
@@ -55,7 +61,15 @@ def _to_4(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3, 4: _to_4}
+def _to_5(connection: sqlite3.Connection) -> None:
+    """The embeddings indexed by model and candidate (the novelty index's files are checked
+    against their count on resume)."""
+    for statement in statements(EMBEDDINGS_INDEX_DDL):
+        connection.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3, 4: _to_4,
+                                                               5: _to_5}
 
 
 def migrate(connection: sqlite3.Connection, version: int) -> None:

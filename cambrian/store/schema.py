@@ -242,7 +242,13 @@ CREATE INDEX IF NOT EXISTS idx_candidates_status_score ON candidates(status, sco
 CREATE INDEX IF NOT EXISTS idx_candidates_intent ON candidates(json_extract(notes_json, '$.intent'));
 """
 
-DDL = DDL + SIDE_TABLES_DDL + PROGRAM_FILES_DDL + RESUME_DDL
+# The programs embedded with a model, counted and read from a candidate id on without reading
+# their vectors (the novelty index's files are checked against the count on resume).
+EMBEDDINGS_INDEX_DDL = """
+CREATE INDEX IF NOT EXISTS idx_embeddings_model ON embeddings(model, candidate_id);
+"""
+
+DDL = DDL + SIDE_TABLES_DDL + PROGRAM_FILES_DDL + RESUME_DDL + EMBEDDINGS_INDEX_DDL
 
 
 def statements(script: str) -> list[str]:

@@ -139,17 +139,19 @@ class Embeddings:
             (model,))
         return [(int(c), int(i), np.frombuffer(v, dtype=np.float32)) for c, i, v in rows]
 
-    def table(self, model: str) -> tuple[list[int], list[int], np.ndarray]:
+    def table(self, model: str, after_id: int = 0) -> tuple[list[int], list[int], np.ndarray]:
         """(candidate ids, islands, (rows, dim) float32 matrix) of every program embedded with
-        ``model``, in id order; the matrix is filled row by row, never held twice."""
-        count = int(self._db.one("SELECT COUNT(*) FROM embeddings WHERE model=?", (model,)) or 0)
+        ``model`` (those after candidate ``after_id``), in id order; the matrix is filled row by
+        row, never held twice."""
+        count = int(self._db.one("SELECT COUNT(*) FROM embeddings WHERE model=? AND "
+                                 "candidate_id>?", (model, after_id)) or 0)
         ids: list[int] = []
         islands: list[int] = []
         matrix: np.ndarray | None = None
         rows = self._db.execute(
             "SELECT e.candidate_id, COALESCE(c.island, 0), e.vector FROM embeddings e "
-            "JOIN candidates c ON c.id = e.candidate_id WHERE e.model=? ORDER BY e.candidate_id",
-            (model,))
+            "JOIN candidates c ON c.id = e.candidate_id WHERE e.model=? AND e.candidate_id>? "
+            "ORDER BY e.candidate_id", (model, after_id))
         for candidate_id, island, blob in rows:
             vector = np.frombuffer(blob, dtype=np.float32)
             if matrix is None:
@@ -160,6 +162,22 @@ class Embeddings:
         if matrix is None:
             return [], [], np.zeros((0, 0), dtype=np.float32)
         return ids, islands, matrix[: len(ids)]
+
+    def count(self, model: str, through: int) -> int:
+        """Programs embedded with ``model`` up to candidate ``through`` (an index range)."""
+        return int(self._db.one("SELECT COUNT(*) FROM embeddings WHERE model=? AND "
+                                "candidate_id<=?", (model, through)) or 0)
+
+    def vectors(self, model: str, candidate_ids: list[int]) -> dict[int, np.ndarray]:
+        """The vectors of these candidates embedded with ``model`` (absent: not embedded)."""
+        found: dict[int, np.ndarray] = {}
+        for start in range(0, len(candidate_ids), 500):
+            chunk = candidate_ids[start:start + 500]
+            for candidate_id, blob in self._db.execute(
+                    "SELECT candidate_id, vector FROM embeddings WHERE model=? AND candidate_id "
+                    f"IN ({','.join('?' * len(chunk))})", (model, *chunk)):
+                found[int(candidate_id)] = np.frombuffer(blob, dtype=np.float32)
+        return found
 
     def ids(self) -> list[int]:
         return [int(c) for (c,) in self._db.execute(

@@ -147,7 +147,11 @@ def test_the_index_is_rebuilt_on_resume(tmp_path: Path):
         store = novelty_run(tmp_path, llm)
         stored = sql(store, "SELECT COUNT(*) FROM embeddings").fetchone()[0]
         store.close()
+        # The session's end wrote the index's files with the resume snapshot; the resume
+        # maps them instead of reading every embedding.
+        assert (tmp_path / "run" / "novelty_index" / "header.json").exists()
         evolution = resume(tmp_path / "run")
         evolution.restore()
         assert len(evolution.hook("novelty").filter.index) == stored
+        assert evolution.hook("novelty").filter.loaded_rows == stored
         evolution.store.close()

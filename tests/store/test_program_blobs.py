@@ -83,7 +83,7 @@ def test_a_store_of_schema_2_gains_the_file_tables(tmp_path: Path):
     store.meta.set("schema_version", "2")
     store.close()
     store = Store.open(tmp_path / "run")
-    assert store.meta.get("schema_version") == str(SCHEMA_VERSION) == "4"
+    assert store.meta.get("schema_version") == str(SCHEMA_VERSION) == "5"
     assert store.candidates.get(old).source == "x = 1\n"
     new = _add(store, join_files([INIT, A1]), parent=old)
     assert store.candidates.blobs.files(new) == [INIT, A1]
