@@ -41,6 +41,15 @@ class MutationConfig(StrictModel):
                     "local_fix, refinement, improve_step, strategy, refactor, crossover, or a "
                     "plugin's); each is offered where the parent's shape allows it.",
     )
+    opening: list[MutationIntentName] = Field(
+        default_factory=lambda: ["improve_step"],
+        description="Intents the run opens with: the first proposals get them, one each in "
+                    "this order, where the parent allows it, before the mix is drawn (an "
+                    "intent not in `types` is skipped). The improvement step opens by "
+                    "default: it has the longest way to a first gain (its score is written "
+                    "and checked before a move can be) and one good move is worth many "
+                    "evaluations. []: the mix from the first proposal.",
+    )
     explore_start: float = Field(
         0.5, ge=0, le=1,
         description="Exploration share of the intents at the start of the run.",

@@ -22,6 +22,11 @@ intent that paid keeps its share in proportion to what it gained, not only to ho
 its parent. Every ``SNAPSHOT_EVERY`` pulls on an island the schedule hands ``snapshot`` to its
 listener (the build records it as an ``intent_bandit`` event: shares and gain per proposal).
 
+The run opens with the intents of ``mutation.opening`` (the improvement step by default): the
+first proposals whose parent allows one get it, one proposal each, before the mix is drawn. A
+child that only prepared its intent's next proposal (an improvement step's checked score) is
+queued, and the next proposal makes that one on it (``follow_up``).
+
 Only intents whose patch kind ``evolution.patch_types`` allows (with a positive probability) are
 scheduled, so restricting the patch kinds still works as before. The history is rebuilt from the
 store on resume: every scheduled child carries its intent in its notes.
@@ -93,6 +98,9 @@ class MutationSchedule:
         # Children that prepared a proposal of their intent (an improvement step's score,
         # checked, with its move still to write), oldest first: (child, intent, island).
         self.follow_ups: deque[tuple[int, str, int]] = deque()
+        # The intents the run opens with (mutation.opening) not drawn yet.
+        self.opening: deque[str] = deque(
+            name for name in dict.fromkeys(config.opening) if name in self.history)
 
     # ------------------------------------------------------------------ the weights
 
@@ -150,6 +158,10 @@ class MutationSchedule:
                                multipliers, island)
         if not weights:
             return None
+        opening = next((name for name in self.opening if weights.get(name, 0.0) > 0), None)
+        if opening is not None:  # mutation.opening: one proposal each, first
+            self.opening.remove(opening)
+            return INTENTS.get(opening)
         names = list(weights)
         probs = np.array([weights[n] for n in names])
         return INTENTS.get(names[int(rng.choice(len(names), p=probs / probs.sum()))])
@@ -242,6 +254,8 @@ class MutationSchedule:
                                  refused.island or 0))
         for _, name, improved, gain, island in sorted(outcomes, key=lambda outcome: outcome[0]):
             self.record(name, improved, gain, island, announce=False)
+        opened = {name for _, name, *_ in outcomes} | {name for _, name, _ in self.follow_ups}
+        self.opening = deque(name for name in self.opening if name not in opened)
 
 
 def build_mutation_schedule(

@@ -133,11 +133,12 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
             if label not in labels:
                 raise ConfigError(f"mutation.intent_models.{intent}: no model is labelled "
                                   f"'{label}' (llm.models labels: {', '.join(sorted(labels))})")
-    for name in config.mutation.types:
-        try:
-            INTENTS.get(name)
-        except UnknownName as exc:
-            raise ConfigError(f"mutation.types: {exc}") from None
+    for key in ("types", "opening"):
+        for name in getattr(config.mutation, key):
+            try:
+                INTENTS.get(name)
+            except UnknownName as exc:
+                raise ConfigError(f"mutation.{key}: {exc}") from None
     check_replicas(config)
     make_selector(config)
     if new_run:

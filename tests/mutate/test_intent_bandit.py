@@ -143,3 +143,22 @@ def _run(source: str):
     namespace: dict = {}
     exec(compile(source, "<variant>", "exec"), namespace)
     return namespace["run_packing"]()
+
+
+def test_the_run_opens_with_the_step_where_a_parent_allows_it():
+    config = MutationConfig(types=["tuning", "strategy", "improve_step"])
+    schedule = MutationSchedule(config, generations=100, patch_kinds=("diff", "full"))
+    rng = np.random.default_rng(0)
+    # A parent without an entry function to wire the step to: the mix, the opening waits.
+    assert schedule.choose(rng, 0, True, unusable={"improve_step"}).name != "improve_step"
+    assert schedule.choose(rng, 0, True).name == "improve_step"
+    later = Counter(schedule.choose(rng, 0, True).name for _ in range(300))
+    assert later["improve_step"] < 150  # once: then the mix (about a fifth of the draws)
+    # An opening outside `types` is skipped; [] opens with the mix.
+    for opening in (["crossover"], []):
+        plain = MutationSchedule(MutationConfig(types=["tuning", "strategy", "improve_step"],
+                                                opening=opening),
+                                 generations=100, patch_kinds=("diff", "full"))
+        first = Counter(plain.choose(np.random.default_rng(seed), 0, True).name
+                        for seed in range(60))
+        assert 0 < first["improve_step"] < 40

@@ -199,6 +199,8 @@ def test_the_move_is_asked_for_on_the_child_that_wrote_the_score_next(tmp_path: 
         config = build_config([store.runs.info().config])
         rebuilt = build_mutation_schedule(config, store, MAXIMIZE)
         again = rebuilt.follow_up(lambda child: bool(store.candidates.children(child)))
+        assert not rebuilt.opening  # the run opened with the step already
+        assert rows[1].notes["intent"] == "improve_step"  # its first proposal
         assert again is None or again[0] not in {f.parent_id for f in followers}
     finally:
         store.close()
