@@ -438,8 +438,11 @@ def novelty_resume(run_dir: Path) -> dict[str, object]:
     index_write = Timed(NoveltyFilter, "save_index")  # this checkout's index files
     writes = SnapshotWrites()
     sessions = []
+    migrated_s = 0.0
     for number in range(2):
-        store = Store.open(run_dir)
+        began = time.perf_counter()
+        store = Store.open(run_dir)  # the first open brings an older store to this schema
+        migrated_s = migrated_s or time.perf_counter() - began
         evaluated = store.candidates.count("correct", "incorrect")
         store.close()
         gc.collect()
@@ -460,6 +463,8 @@ def novelty_resume(run_dir: Path) -> dict[str, object]:
                    "resume_s": open_s + restore_s, "resume_cpu_s": open_cpu + restore_cpu,
                    "resident_mb": resident, "index_rows": len(novelty.index),
                    "index_from_files": getattr(novelty, "loaded_rows", 0)}
+        asyncio.run(novelty.embedder.embed(["x = 1"]))  # the model loaded in the background
+        session.update(lookups(novelty.index, novelty.threshold, evaluated))  # is not timed
         writes.take()
         asyncio.run(resumed.run())  # the budget is spent: the session ends, writing for the next
         resumed.store.close()
@@ -467,8 +472,31 @@ def novelty_resume(run_dir: Path) -> dict[str, object]:
         session["index_write_s"] = index_write.take()[0]
         sessions.append(session)
         del resumed, novelty
-    return {"evaluated": evaluated, "sessions": sessions,
+    return {"evaluated": evaluated, "sessions": sessions, "first_open_s": migrated_s,
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def lookups(index: SimilarityIndex, threshold: float, last: int,
+            count: int = 200) -> dict[str, float]:
+    """Near-copies (cosine about 0.98) of ``count`` stored programs looked up on their island
+    right after the resume, as the filter asks: each must find its source."""
+    rng = np.random.default_rng(11)
+    times, cpu_times, found = [], [], 0
+    for source in rng.integers(2, last, count):
+        vector = index.vector(int(source))
+        if vector is None:
+            continue
+        island = next(i for i in index.islands() if index.contains(i, int(source)))
+        query = vector + 0.01 * rng.standard_normal(vector.shape[0]).astype(np.float32)
+        query = (query / np.linalg.norm(query)).astype(np.float32)
+        began, cpu = time.perf_counter(), time.thread_time()
+        nearest = index.nearest(island, query, at_least=min(threshold, 0.95))
+        times.append(time.perf_counter() - began)
+        cpu_times.append(time.thread_time() - cpu)
+        found += nearest is not None and nearest[1] == int(source)
+    return {"lookups": len(times), "lookup_ms": 1000 * float(np.median(times)),
+            "lookup_p90_ms": 1000 * float(np.percentile(times, 90)),
+            "lookup_cpu_ms": 1000 * float(np.median(cpu_times)), "found": found}
 
 
 def in_process(code: Path, call: str, cwd: Path) -> dict:
@@ -524,8 +552,13 @@ def novelty_resume_runs(sizes: list[int], trees: list[tuple[str, Path]], cache: 
                       f"MB after it; at the session's end snapshot written "
                       f"{s['snapshot_write_s']:.2f} s, index files {s['index_write_s']:.2f} s",
                       flush=True)
+                print(f"  {name} {size:>9,}:   then {s['lookups']} near-copies looked up: "
+                      f"{s['found']} found, {s['lookup_ms']:.2f} ms median "
+                      f"({s['lookup_cpu_ms']:.2f} CPU-ms), {s['lookup_p90_ms']:.2f} ms 90th "
+                      "percentile", flush=True)
             print(f"  {name} {size:>9,}: peak memory {result['peak_mb']:,.0f} MB; index files "
-                  f"{files_mb / 2**20:,.0f} MB", flush=True)
+                  f"{files_mb / 2**20:,.0f} MB; the store's first open (a migration when the "
+                  f"store is older) {result['first_open_s']:.2f} s", flush=True)
 
 
 def current_mb() -> float:
