@@ -130,6 +130,24 @@ def _others_may_enter(path: str) -> bool:
         return False
 
 
+# An existing folder's real path and whether others may enter it, found once per process (the
+# same PATH comes with every evaluation). Going stale can only expose less than is needed (a
+# folder made private later stays unexposed: the tool fails) or a folder others may enter
+# anyway (read-only); a folder missing at first is looked up again each time.
+_FOLDER_REACH: dict[str, tuple[str, bool]] = {}
+
+
+def _folder_reach(entry: str) -> tuple[str, bool] | None:
+    known = _FOLDER_REACH.get(entry)
+    if known is not None:
+        return known
+    if not os.path.isdir(entry):
+        return None
+    real = os.path.realpath(entry)
+    known = _FOLDER_REACH[entry] = (real, _others_may_enter(real))
+    return known
+
+
 def toolchain_paths(env: Mapping[str, str], home: str | None = None) -> list[str]:
     """Folders of ``env``'s PATH, and the toolchain homes it names (TOOLCHAIN_HOMES), that the
     sandbox user cannot reach by itself: what the sandbox exposes read-only so that a tool
@@ -141,11 +159,12 @@ def toolchain_paths(env: Mapping[str, str], home: str | None = None) -> list[str
     entries += [env[name] for name in TOOLCHAIN_HOMES if env.get(name)]
     found: list[str] = []
     for entry in entries:
-        if not os.path.isabs(entry) or not os.path.isdir(entry):
+        reach = _folder_reach(entry) if os.path.isabs(entry) else None
+        if reach is None:
             continue
-        real = os.path.realpath(entry)
+        real, others_may_enter = reach
         if real == "/" or home == real or home.startswith(real.rstrip("/") + "/"):
             continue
-        if real not in found and not _others_may_enter(real):
+        if real not in found and not others_may_enter:
             found.append(real)
     return found

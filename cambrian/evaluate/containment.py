@@ -112,10 +112,32 @@ def exposed_paths(
     scratch_text = str(scratch) if scratch is not None else None
     exposed = set()
     for candidate in candidates:
-        for form in (os.path.abspath(candidate), os.path.realpath(candidate)):
-            if os.path.exists(form) and not _within(form, scratch_text):
+        for form in _existing_forms(candidate, scratch_text):
+            if not _within(form, scratch_text):
                 exposed.add(form)
     return sorted(exposed)
+
+
+# An absolute path outside the scratch folder -> its absolute and real forms, once both exist:
+# the interpreter's folders, the task's and PYTHONPATH's come with every evaluation, and
+# resolving them again each time was most of this function's cost. A form gone later is
+# reported by the shim ("cannot expose"); a link pointed elsewhere later keeps its old target,
+# which the command then cannot read (less exposed, never more).
+_FORMS: dict[str, tuple[str, ...]] = {}
+
+
+def _existing_forms(candidate: str, scratch: str | None) -> tuple[str, ...]:
+    known = _FORMS.get(candidate)
+    if known is not None:
+        return known
+    absolute, real = os.path.abspath(candidate), os.path.realpath(candidate)
+    forms = tuple(form for form in dict.fromkeys((absolute, real)) if os.path.exists(form))
+    if (os.path.isabs(candidate) and len(forms) == len({absolute, real})
+            and not _within(absolute, scratch)):  # the scratch folder's paths are new each time
+        if len(_FORMS) >= 4096:
+            _FORMS.clear()
+        _FORMS[candidate] = forms
+    return forms
 
 
 def shim_config(

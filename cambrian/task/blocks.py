@@ -15,6 +15,7 @@ error messages are 1-based, as an editor (or an LLM reading a numbered listing) 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -157,6 +158,9 @@ def _near_miss_hint(lines: list[str], first: int) -> str:
     return ""
 
 
+# A proposal parses its parent and child again at each check (about fifteen times); the result
+# is immutable, so the last few sources' are kept.
+@functools.lru_cache(maxsize=32)
 def parse_regions(source: str) -> EvolveRegions:
     """Find the EVOLVE-BLOCKs of ``source``; raises :class:`BlockError` on bad markers."""
     lines = split_lines(source)

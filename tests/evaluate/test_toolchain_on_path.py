@@ -94,3 +94,16 @@ def test_a_toolchain_home_under_the_real_home_is_kept(tmp_path: Path) -> None:
         "HOME": str(home), "RUSTUP_HOME": "/opt/rustup", "PYENV_ROOT": "/opt/pyenv"})
     assert given["RUSTUP_HOME"] == "/opt/rustup" and given["PYENV_ROOT"] == "/opt/pyenv"
     assert sys.executable  # the sandbox's own interpreter stays reachable (exposed_paths)
+
+
+def test_a_path_folder_created_after_an_evaluation_is_found_at_the_next(tmp_path: Path) -> None:
+    """What a folder resolves to is kept for the next evaluations, but a folder missing at the
+    first one is looked for again (a toolchain installed during the run is exposed)."""
+    home = tmp_path / "home"
+    late = tmp_path / "late" / "bin"
+    env = {"PATH": os.pathsep.join([str(late), "/usr/bin"])}
+    assert toolchain_paths(env, home=str(home)) == []
+    late.mkdir(parents=True)
+    (tmp_path / "late").chmod(0o700)
+    assert toolchain_paths(env, home=str(home)) == [str(late)]
+    assert toolchain_paths(env, home=str(home)) == [str(late)]  # from what was kept

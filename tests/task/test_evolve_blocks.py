@@ -182,3 +182,16 @@ def test_crlf_line_endings_are_kept() -> None:
     source = "x = 0\r\n# EVOLVE-BLOCK-START\r\ny = 1\r\n# EVOLVE-BLOCK-END\r\n"
     assert block_contents(source) == ["y = 1\r\n"]
     assert replace_block_contents(source, ["y = 2\r\n"]) == source.replace("y = 1", "y = 2")
+
+
+def test_parsing_the_same_source_again_gives_the_same_regions_and_the_same_error() -> None:
+    """parse_regions keeps the last sources' regions (a proposal parses its parent and child at
+    each check); they are immutable, and a malformed source raises every time."""
+    source = "a = 1\n# EVOLVE-BLOCK-START\nb = 2\n# EVOLVE-BLOCK-END\n"
+    first = parse_regions(source)
+    assert parse_regions(source) == first and parse_regions("".join(source)) == first
+    assert isinstance(first.lines, tuple) and isinstance(first.blocks, tuple)
+    broken = "# EVOLVE-BLOCK-START\nb = 2\n"
+    for _ in range(2):
+        with pytest.raises(BlockError, match="never closed"):
+            parse_regions(broken)
