@@ -181,8 +181,13 @@ def protect_proc() -> None:
               | MS_NOEXEC)
 
 
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")  # compiled once, in the warm worker's server too
+
+
 def _unescape(field: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), field)
+    if "\\" not in field:
+        return field
+    return _OCTAL_ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), field)
 
 
 def read_mounts() -> list[tuple[str, int]]:

@@ -164,11 +164,27 @@ def provide_openevolve_result_type() -> None:
     sys.modules["openevolve.evaluation_result"] = submodule
 
 
+def _own_folder() -> os.stat_result | None:
+    try:
+        return os.stat(os.path.dirname(os.path.realpath(__file__)))
+    except OSError:
+        return None
+
+
+def _same_folder(entry: str, own: os.stat_result | None) -> bool:
+    """Whether the sys.path entry is this file's folder (one stat, where resolving every entry
+    took a look-up per path component: most of this runner's own CPU in a sandbox)."""
+    try:
+        return own is not None and os.path.samestat(os.stat(entry), own)
+    except OSError:
+        return False
+
+
 def load_evaluator(evaluator_path: Path) -> Any:
     # Like running the evaluator in place: its folder first on sys.path, and not
     # this file's folder (which would let our sibling modules shadow the task's).
-    own_folder = Path(__file__).resolve().parent
-    sys.path[:] = [entry for entry in sys.path if not entry or Path(entry).resolve() != own_folder]
+    own_folder = _own_folder()
+    sys.path[:] = [entry for entry in sys.path if not entry or not _same_folder(entry, own_folder)]
     sys.path.insert(0, str(evaluator_path.parent))
     # A real module name lets pickle/multiprocessing find the evaluator's functions.
     name = evaluator_path.stem

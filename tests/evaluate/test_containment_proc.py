@@ -54,3 +54,11 @@ async def test_threads_can_be_named_but_kernel_settings_stay_read_only(
     refused = {errno.errorcode[code] for code in (errno.EROFS, errno.EACCES, errno.EPERM)}
     assert outcome["sysctl"] in refused, outcome
     assert outcome["sysrq"] in refused | {"ENOENT"}, outcome  # some kernels have none
+
+
+def test_mount_points_with_escaped_characters_are_read_back() -> None:
+    """/proc/self/mountinfo escapes space, tab, newline and backslash as octal."""
+    from cambrian.evaluate import linux_ns
+
+    assert linux_ns._unescape("/plain/path") == "/plain/path"
+    assert linux_ns._unescape("/with\\040space\\134back") == "/with space\\back"

@@ -124,3 +124,14 @@ def test_options_are_read_in_either_form_and_a_wrong_one_is_a_usage_error() -> N
         completed = subprocess.run([sys.executable, module_runner.__file__, *argv],
                                    capture_output=True, text=True, timeout=120)
         assert completed.returncode == 2 and completed.stderr.startswith("usage:")
+
+
+def test_the_runners_own_folder_is_recognised_under_another_name(tmp_path: Path) -> None:
+    """A sys.path entry naming the runner's folder through a link is dropped too (it would
+    let cambrian/evaluate's modules shadow the task's); other folders, and missing ones, stay."""
+    own = module_runner._own_folder()
+    link = tmp_path / "alias"
+    link.symlink_to(Path(module_runner.__file__).resolve().parent)
+    assert module_runner._same_folder(str(link), own)
+    assert not module_runner._same_folder(str(tmp_path), own)
+    assert not module_runner._same_folder(str(tmp_path / "missing"), own)
