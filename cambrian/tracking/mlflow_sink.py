@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from cambrian.config.sections import MLflowConfig
+from cambrian.config.tracking import MLflowConfig
 from cambrian.core.extras import require_extra
 
 # Cambrian's session outcome (RunOutcome.word) -> MLflow's run status; others: FINISHED.

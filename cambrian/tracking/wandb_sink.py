@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cambrian.config.sections import WandbConfig
+from cambrian.config.tracking import WandbConfig
 from cambrian.core.extras import require_extra
 
 
