@@ -1,10 +1,13 @@
 """What every child became, one lean row each (no program text): the rows a run's statistics
 are grouped from, by mutation intent, model, the parent's strategy niche or the phase
-(``cambrian/meta/reflection_stats.py``)."""
+(``cambrian/meta/reflection_stats.py``). The same query gives the web UI's proposal rows
+(``plot_rows.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
@@ -25,23 +28,38 @@ class ChildOutcome:
     created_at: float
 
 
+# Which children a read covers: "finished" (every child but the initial program, not pending;
+# the run's statistics), "with_parent" (every candidate made from a parent, pending or not; the
+# UI's rates).
+Which = Literal["finished", "with_parent"]
+_WHERE: dict[str, str] = {"finished": "c.id != 1 AND c.status != 'pending'",
+                          "with_parent": "c.parent_id IS NOT NULL"}
+
+
 class Outcomes:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     def children(self, objective: Objective) -> list[ChildOutcome]:
         """Every finished child in id order."""
-        better = ">" if objective.maximize else "<"
-        rows = self._db.execute(
-            "SELECT c.id, c.parent_id, c.status, json_extract(c.notes_json, '$.intent'), "
-            "c.model, json_extract(c.notes_json, '$.phase'), "
-            "c.status = 'correct' AND c.score IS NOT NULL AND p.status = 'correct' "
-            f"AND p.score IS NOT NULL AND c.score {better} p.score, c.created_at "
-            "FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id "
-            "WHERE c.id != 1 AND c.status != 'pending' ORDER BY c.id")
         return [ChildOutcome(int(i), parent, CandidateStatus(s), _text(intent), model,
-                             _text(phase), bool(improved), float(at))
-                for i, parent, s, intent, model, phase, improved, at in rows]
+                             _text(phase), bool(beats) and bool(parent_correct), float(at))
+                for i, parent, s, intent, model, _, phase, at, beats, parent_correct
+                in self.rows(objective, "finished")]
+
+    def rows(self, objective: Objective, which: Which) -> Iterable[tuple[Any, ...]]:
+        """The children ``which`` names in id order, one tuple each: id, parent id, status,
+        notes' intent, model, operator, notes' phase, created at, whether it is correct and
+        better than its parent's score (scored, correct or not), whether that parent is
+        correct."""
+        better = ">" if objective.maximize else "<"
+        return self._db.execute(
+            "SELECT c.id, c.parent_id, c.status, json_extract(c.notes_json, '$.intent'), "
+            "c.model, c.operator, json_extract(c.notes_json, '$.phase'), c.created_at, "
+            "c.status = 'correct' AND c.score IS NOT NULL AND p.score IS NOT NULL "
+            f"AND c.score {better} p.score, p.status = 'correct' "
+            "FROM candidates c LEFT JOIN candidates p ON p.id = c.parent_id "
+            f"WHERE {_WHERE[which]} ORDER BY c.id")
 
 
 def _text(value: object) -> str | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from cambrian.core.objective import Objective
 from cambrian.store.codec import loads
 from cambrian.store.database import Database
+from cambrian.store.outcomes import Outcomes
 
 
 @dataclass(frozen=True)
@@ -49,20 +50,14 @@ class MetricRow:
 class PlotRows:
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._outcomes = Outcomes(db)
 
     def proposal_outcomes(self, objective: Objective) -> list[ProposalOutcomeRow]:
         """Every proposal that made a child (whatever became of it), oldest first."""
-        better = ">" if objective.maximize else "<"
-        rows = self._db.execute(
-            "SELECT c.id, c.created_at, json_extract(c.notes_json, '$.intent'), c.model, "
-            "c.operator, "
-            "c.status, (c.status = 'correct' AND c.score IS NOT NULL AND p.score IS NOT NULL "
-            f"AND c.score {better} p.score) FROM candidates c "
-            "LEFT JOIN candidates p ON p.id = c.parent_id "
-            "WHERE c.parent_id IS NOT NULL ORDER BY c.id")
         return [ProposalOutcomeRow(int(i), float(t), str(intent or f"({op})"),
-                                   str(model or f"({op})"), str(s), bool(up))
-                for i, t, intent, model, op, s, up in rows]
+                                   str(model or f"({op})"), str(s), bool(beats))
+                for i, _, s, intent, model, op, _, t, beats, _
+                in self._outcomes.rows(objective, "with_parent")]
 
     def evaluation_spans(self) -> list[EvaluationSpan]:
         """Each evaluation stage's start (its commit time less its duration) and end."""
