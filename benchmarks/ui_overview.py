@@ -18,6 +18,10 @@ with each server's resident memory after starting and at its peak, and
 the machine's load before and after. ``--runs DIR`` serves ``DIR/big-run`` built earlier by
 ``build`` (one store of the largest size is then enough), instead of building each size.
 
+``--parts --runs DIR``: where a first load's time goes, each read model the overview and its
+fetches compute timed alone (wall and CPU, in this process, this checkout's code), in the order
+a first load computes them, each from the store as a fresh UI process finds it.
+
 The store is made by one real session (instant in-process LLM and evaluator, as in
 ``overhead.py``), then filled through the store's API up to the size asked: evaluated children
 in a random tree over 5 islands (10% incorrect), as many refused replies (``patch_failed``), one
@@ -37,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -134,7 +139,12 @@ def main() -> None:
                         help="the tree to compare it with (default: this checkout)")
     parser.add_argument("--runs", type=Path, default=None,
                         help="a folder holding big-run, built earlier (with --old)")
+    parser.add_argument("--parts", action="store_true",
+                        help="time each read model of a first load (with --runs)")
     args = parser.parse_args()
+    if args.parts:
+        parts(args.runs / "big-run")
+        return
     for size in (int(s) for s in args.sizes.split(",")):
         if args.old is None:
             measure(size, args.repeats)
@@ -247,6 +257,55 @@ def compare(runs: Path, old: Path, new: Path, repeats: int) -> None:
             print(f"  {url:<50} first {new_first / old_first:6.3f}x  "
                   f"again {new_again / old_again:6.3f}x")
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
+
+
+def parts(run_dir: Path) -> None:
+    """Each read model of the overview's first load, timed alone (see the module's text)."""
+    from cambrian.core.objective import Objective
+    from cambrian.llm.health import transport_series
+    from cambrian.ui import plots
+    from cambrian.ui.best_code import best_code
+    from cambrian.ui.cache import read_ledger
+    from cambrian.ui.data import overview_panels, run_row
+    from cambrian.ui.now import ledger_part, now_view
+    from cambrian.ui.series import bandit_series, score_series
+
+    store = Store.open(run_dir, read_only=True)
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}; {store.candidates.count():,} "
+          f"candidates, {store.contexts.count():,} LLM contexts")
+    print(f"{'read model':<44} {'wall':>8} {'CPU':>8}")
+    total = [0.0, 0.0]
+
+    def timed(name: str, compute: Any) -> Any:
+        began, cpu = time.perf_counter(), time.process_time()
+        value = compute()
+        wall, cpu = time.perf_counter() - began, time.process_time() - cpu
+        total[0] += wall
+        total[1] += cpu
+        print(f"  {name:<42} {wall:7.2f}s {cpu:7.2f}s", flush=True)
+        return value
+
+    ledger = timed("ledger log (every LLM call)", lambda: read_ledger(store))
+    row = timed("run row (summary)", lambda: run_row(store, "big-run", run_dir, "cambrian", ledger))
+    objective = Objective.of(row.direction)
+    timed("  of the panels: failure reasons", lambda: store.views.failure_texts(240))
+    timed("  of the panels: model outcomes", lambda: store.views.model_outcomes(objective))
+    timed("  of the panels: island lines", lambda: store.views.island_lines(objective))
+    timed("overview panels (all of them)", lambda: overview_panels(store, row, ledger))
+    timed("doing now", lambda: now_view(store, ledger_part(store, ledger.failed)))
+    timed("best code", lambda: best_code(store, row.direction))
+    timed("score series", lambda: score_series(store, spend=ledger))
+    timed("bandit series", lambda: bandit_series(store))
+    start = plots.run_start(store)
+    timed("plots: cost", lambda: plots.cost_series(ledger, start))
+    timed("plots: rates", lambda: plots.rate_series(store, objective))
+    timed("plots: occupancy", lambda: plots.occupancy_series(store, start))
+    timed("plots: sizes", lambda: plots.size_series(store))
+    timed("plots: Pareto", lambda: plots.pareto_series(store))
+    timed("LLM transport", lambda: transport_series(store))
+    print(f"  (the panels' parts are counted twice) {total[0]:7.2f}s {total[1]:7.2f}s")
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
+    store.close()
 
 
 def measure(size: int, repeats: int) -> None:
