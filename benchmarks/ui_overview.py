@@ -302,7 +302,11 @@ def parts(run_dir: Path) -> None:
     timed("plots: occupancy", lambda: plots.occupancy_series(store, start))
     timed("plots: sizes", lambda: plots.size_series(store))
     timed("plots: Pareto", lambda: plots.pareto_series(store))
-    timed("LLM transport", lambda: transport_series(store))
+    timed("LLM transport (from the store)", lambda: transport_series(store))
+    if hasattr(ledger, "transport_calls"):  # what the UI serves it from now
+        from cambrian.llm.health import series_of
+        timed("LLM transport (from the ledger log)",
+              lambda: series_of(ledger.transport_calls()))
     print(f"  (the panels' parts are counted twice) {total[0]:7.2f}s {total[1]:7.2f}s")
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
     store.close()

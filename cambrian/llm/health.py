@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections import Counter
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from cambrian.store.store import Store
 
@@ -100,37 +101,68 @@ def transport_by_model(store: Store, failed: list[tuple[str, float, str]] | None
     return [found[m] for m in sorted(found)]
 
 
+@dataclass(frozen=True)
+class TransportCalls:
+    """Every request in id order, as columns: what the per-slot series is computed from."""
+
+    models: list[str]  # model names; ``model`` holds an index into them per request
+    model: np.ndarray  # int
+    at: np.ndarray  # float64: when it was recorded
+    latency: np.ndarray  # float64 seconds
+    failed: np.ndarray  # bool: it recorded an error
+    retried: np.ndarray  # bool: a failed attempt the retry policy tried again
+
+
+def calls_of(rows: list[tuple[int, str, float, float, str]]) -> TransportCalls:
+    """Columns of ``Contexts.transport_rows()``."""
+    models: dict[str, int] = {}
+    codes = [models.setdefault(model, len(models)) for _, model, _, _, _ in rows]
+    return TransportCalls(list(models), np.asarray(codes, dtype=np.int64),
+                          np.asarray([row[2] for row in rows], dtype=np.float64),
+                          np.asarray([row[3] for row in rows], dtype=np.float64),
+                          np.asarray([bool(row[4]) for row in rows], dtype=bool),
+                          np.asarray([RETRIED_MARK in row[4] for row in rows], dtype=bool))
+
+
 def transport_series(store: Store, bucket_s: float | None = None) -> TransportSeries:
     """The run's requests per ``bucket_s`` seconds (None: 10 s while the requests span less
     than ten minutes, else a minute), per model: requests, errors, retried attempts and the
     median latency of those answered."""
-    rows = store.contexts.transport_rows()
-    if not rows:
+    return series_of(calls_of(store.contexts.transport_rows()), bucket_s)
+
+
+def series_of(calls: TransportCalls, bucket_s: float | None = None) -> TransportSeries:
+    """``transport_series`` of requests given as columns (the UI's ledger log keeps them)."""
+    if not len(calls.at):
         return TransportSeries()
-    start = rows[0][2]
+    start = float(calls.at[0])
     if bucket_s is None:
-        bucket_s = YOUNG_BUCKET_S if rows[-1][2] - start < YOUNG_SPAN_S else BUCKET_S
-    last = int((rows[-1][2] - start) // bucket_s)
-    counts: dict[str, dict[str, Counter[int]]] = {}
-    answered: dict[str, dict[int, list[float]]] = {}
-    for _, model, at, latency, error in rows:
-        slot = int((at - start) // bucket_s)
-        mine = counts.setdefault(model, {"requests": Counter(), "errors": Counter(),
-                                         "retried": Counter()})
-        mine["requests"][slot] += 1
-        if error:
-            mine["errors"][slot] += 1
-            mine["retried"][slot] += RETRIED_MARK in error
-        else:
-            answered.setdefault(model, {}).setdefault(slot, []).append(latency)
+        bucket_s = YOUNG_BUCKET_S if float(calls.at[-1]) - start < YOUNG_SPAN_S else BUCKET_S
+    last = int((float(calls.at[-1]) - start) // bucket_s)
+    slots = np.floor_divide(calls.at - start, bucket_s).astype(np.int64)
+    shown = (slots >= 0) & (slots <= last)  # the slots a later, earlier-stamped row may miss
     series = TransportSeries(minutes=[round(i * bucket_s / 60.0, 3) for i in range(last + 1)],
                              bucket_s=bucket_s)
-    for model in sorted(counts):
+    width = max(last + 1, 0)
+    for code in sorted(set(calls.model.tolist()), key=lambda c: calls.models[c]):
+        mine = (calls.model == code) & shown
+
+        def per_slot(rows: np.ndarray) -> list[float | None]:
+            return np.bincount(slots[rows], minlength=width)[:width].astype(float).tolist()
+
         columns: dict[str, list[float | None]] = {
-            name: [float(counter.get(i, 0)) for i in range(last + 1)]
-            for name, counter in counts[model].items()}
-        latency = answered.get(model, {})
-        columns["latency_s"] = [round(statistics.median(latency[i]), 3) if latency.get(i)
-                                else None for i in range(last + 1)]
-        series.models[model] = columns
+            "requests": per_slot(mine), "errors": per_slot(mine & calls.failed),
+            "retried": per_slot(mine & calls.failed & calls.retried)}
+        answered = mine & ~calls.failed
+        latency: list[float | None] = [None] * width
+        if answered.any():  # each slot's median: the middle one or two of its sorted latencies
+            slot, seconds = slots[answered], calls.latency[answered]
+            order = np.lexsort((seconds, slot))
+            slot, seconds = slot[order], seconds[order]
+            found, first, count = np.unique(slot, return_index=True, return_counts=True)
+            middle = (seconds[first + (count - 1) // 2] + seconds[first + count // 2]) / 2
+            for at, value in zip(found.tolist(), middle.tolist()):
+                latency[at] = round(value, 3)
+        columns["latency_s"] = latency
+        series.models[calls.models[code]] = columns
     return series

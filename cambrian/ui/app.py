@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from cambrian.core.events import Event
-from cambrian.llm.health import transport_series
+from cambrian.llm.health import series_of
 from cambrian.meta.guidance import GuidanceBoard
 from cambrian.search.run_state import run_state
 from cambrian.store.database import StoreError
@@ -249,8 +249,9 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         """How each model's server answered, per minute (ui/now.py, llm/health.py)."""
         ref = ref_of(key)
         with opened(ref) as store:
-            return JSONResponse({"series": caches.values.get(
-                store, "transport", lambda: asdict(transport_series(store)))})
+            return JSONResponse({"series": caches.values.get(  # from the run's ledger log
+                store, "transport", lambda: asdict(series_of(
+                    caches.ledger.current(store).transport_calls())))})
 
     @app.get("/api/runs/{key}/tree")
     def tree_json(key: str, all: bool = False) -> JSONResponse:

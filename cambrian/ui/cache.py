@@ -9,9 +9,11 @@ few dozen lines).
 
 ``LedgerLog``: each run's LLM ledger, read once and then extended by the calls added since (the
 ledger only grows): the spend over time (the running total of cost and tokens after each call,
-in time order; 24 bytes per call), the sums per model and the failed calls. The score series'
-spend at each evaluation, the cumulative cost plot, the run's totals, the model table and the
-"doing now" panel read it instead of scanning the whole ledger again, each of them.
+in time order; 24 bytes per call), the sums per model, the failed calls, and each call's model,
+time, latency and whether it failed or was retried (in id order; 21 bytes per call). The score
+series' spend at each evaluation, the cumulative cost plot, the run's totals, the model table,
+the "doing now" panel and the LLM transport chart read it instead of scanning the whole ledger
+again, each of them.
 
 ``BestMemo``: the best score so far at the last point of each series the UI served, so that a
 page asking for the points after it (``?after=ID``) is answered from the rows after it alone.
@@ -28,6 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
+
+from cambrian.llm.health import RETRIED_MARK, TransportCalls
 from cambrian.store.rows import LedgerRow
 from cambrian.store.store import Store
 
@@ -86,12 +91,22 @@ class LedgerLog:
     sums: dict[str, list[float]] = field(default_factory=dict)
     mutation: dict[str, int] = field(default_factory=dict)
     failed: list[tuple[str, float, str]] = field(default_factory=list)
+    # Each call in id order, for the transport chart (llm/health.py's TransportCalls).
+    models: dict[str, int] = field(default_factory=dict)  # model -> its index in call_model
+    call_model: array = field(default_factory=lambda: array("I"))
+    call_at: array = field(default_factory=lambda: array("d"))
+    call_latency: array = field(default_factory=lambda: array("d"))
+    call_flags: array = field(default_factory=lambda: array("B"))  # 1: failed, 2: retried
 
     def extend(self, calls: list[Call]) -> None:
         """Fold in calls that came after ``last_id``, in id order."""
         if not calls:
             return
-        for _, _, cost, prompt, completion, cached, latency, model, purpose, error in calls:
+        for _, at, cost, prompt, completion, cached, latency, model, purpose, error in calls:
+            self.call_model.append(self.models.setdefault(model, len(self.models)))
+            self.call_at.append(at)
+            self.call_latency.append(latency)
+            self.call_flags.append(bool(error) | (RETRIED_MARK in error) << 1)
             line = self.sums.setdefault(model, [0, 0, 0, 0, 0, 0.0, 0.0])
             for n, value in enumerate((1, bool(error), prompt, completion, cached, cost,
                                        latency)):
@@ -131,8 +146,20 @@ class LedgerLog:
         return [LedgerRow(model, int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), s[5],
                           s[6]) for model, s in sorted(self.sums.items())]
 
+    def transport_calls(self) -> TransportCalls:
+        """Every call read so far as the transport chart's columns (``health.series_of``)."""
+        flags = np.frombuffer(self.call_flags, dtype=np.uint8) if self.call_flags else \
+            np.zeros(0, dtype=np.uint8)
+        return TransportCalls(
+            list(self.models), np.asarray(self.call_model, dtype=np.int64),
+            np.asarray(self.call_at, dtype=np.float64),
+            np.asarray(self.call_latency, dtype=np.float64), (flags & 1).astype(bool),
+            (flags & 2).astype(bool))
+
     def nbytes(self) -> int:
-        return sum(a.itemsize * len(a) for a in (self.times, self.cost, self.tokens))
+        return sum(a.itemsize * len(a) for a in (self.times, self.cost, self.tokens,
+                                                  self.call_model, self.call_at,
+                                                  self.call_latency, self.call_flags))
 
 
 def read_ledger(store: Store) -> LedgerLog:
