@@ -4,8 +4,8 @@ imported by Cambrian).
     python task_call.py FILE FUNCTION ARGUMENT_JSON_FILE
 
 Imports FILE (its folder first on sys.path), calls FUNCTION with the JSON value the argument
-file holds, and prints one JSON line last: ``{"reply": VALUE}`` or ``{"raised": "why"}``.
-`task_function.call_task_function` reads it."""
+file holds, and prints one JSON line last: ``{"reply": VALUE}`` or ``{"raised": "why"}``
+(``file_call.py``). `task_function.call_task_function` reads it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,21 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
+from types import ModuleType
+
+
+def _file_call() -> ModuleType:
+    """file_call.py beside this file, by path."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_call.py")
+    spec = importlib.util.spec_from_file_location("cambrian_file_call", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _argument(argument_file: str) -> tuple[object]:
+    with open(argument_file, encoding="utf-8") as handle:
+        return (json.load(handle),)
 
 
 def main(argv: list[str]) -> int:
@@ -21,25 +35,8 @@ def main(argv: list[str]) -> int:
         print("usage: python task_call.py FILE FUNCTION ARGUMENT_JSON_FILE", file=sys.stderr)
         return 2
     path, function, argument_file = argv
-    sys.path[0] = os.path.dirname(os.path.abspath(path))
-    try:
-        spec = importlib.util.spec_from_file_location("cambrian_task_file", path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        target = getattr(module, function, None)
-        if not callable(target):
-            raise ImportError(f"{os.path.basename(path)} defines no {function}()")
-        with open(argument_file, encoding="utf-8") as handle:
-            line = json.dumps({"reply": target(json.load(handle))})
-    except Exception as error:  # noqa: BLE001 - reported to Cambrian as the call's failure
-        line = json.dumps({"raised": traceback.format_exception_only(type(error), error)[-1]
-                           .strip()})
-    sys.stdout.flush()
-    print("\n" + line, flush=True)
-    return 0
+    return _file_call().call_and_print(path, "cambrian_task_file", function, f"{function}()",
+                                       lambda: _argument(argument_file))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from typing import Any
 from cambrian.evaluate.sandbox import run_sandboxed
 
 TASK_CALL_PATH = Path(__file__).with_name("task_call.py")
+# What task_call.py and judge/score_call.py load by path: the sandbox must let them read it.
+FILE_CALL_PATH = Path(__file__).with_name("file_call.py")
 
 
 class TaskFunctionFailed(Exception):
@@ -30,7 +32,7 @@ async def call_task_function(path: Path, function: str, argument: Any, *, work_d
     result = await run_sandboxed(
         [sys.executable, str(TASK_CALL_PATH), str(copy), function, str(work_dir / "argument.json")],
         cwd=work_dir, env=None, timeout_s=timeout_s, memory_limit_mb=memory_limit_mb,
-        scratch_dir=work_dir, max_output_bytes=4_000_000)
+        scratch_dir=work_dir, max_output_bytes=4_000_000, read_only_paths=[FILE_CALL_PATH])
     if result.timed_out:
         raise TaskFunctionFailed(f"{path.name}: {function}() ran past {timeout_s:g} s")
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]

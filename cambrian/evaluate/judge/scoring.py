@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cambrian.core.python_ast import parse_python
+from cambrian.evaluate.judge.score_call import FILE_CALL_MODULE
 from cambrian.evaluate.sandbox import SandboxResult, WarmWorkerLost, run_sandboxed
+from cambrian.evaluate.task_function import FILE_CALL_PATH
 from cambrian.evaluate.warm_worker import WarmWorker, preload_names
 
 SCORE_CALL_PATH = Path(__file__).with_name("score_call.py")
@@ -100,7 +102,9 @@ class Scorer:
         """Preloads the scorer's top-level imports, never a name its folder holds."""
         folder = self.path.parent
         local = {entry.name.split(".")[0] for entry in folder.iterdir()}
-        return WarmWorker(self.python, preload_names([self.path, SCORE_CALL_PATH], local), local)
+        return WarmWorker(self.python, preload_names([self.path, SCORE_CALL_PATH], local), local,
+                          own_modules=({FILE_CALL_MODULE: FILE_CALL_PATH}
+                                       if self.mode == "function" else {}))
 
     async def close(self) -> None:
         if self.warm is not None:
@@ -124,11 +128,13 @@ class Scorer:
 
     async def _run(self, argv: list[str], scratch_dir: Path,
                    warm: WarmWorker | None) -> SandboxResult:
-        # Its folder is readable (a scorer may read files beside it) and its working directory.
+        # Its folder is readable (a scorer may read files beside it) and its working directory;
+        # score_call.py loads file_call.py.
         return await run_sandboxed(
             argv, cwd=self.path.parent, env=None, timeout_s=self.timeout_s, memory_limit_mb=None,
             max_output_bytes=SCORER_MAX_OUTPUT_BYTES, scratch_dir=scratch_dir,
-            read_only_paths=[self.path.parent], hidden_paths=self.hidden_paths, warm=warm,
+            read_only_paths=[self.path.parent, FILE_CALL_PATH], hidden_paths=self.hidden_paths,
+            warm=warm,
         )
 
     def _outcome(self, run: SandboxResult) -> ScoreOutcome:
