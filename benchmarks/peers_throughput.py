@@ -3,7 +3,7 @@ instant stand-in LLM.
 
     .venv/bin/python benchmarks/peers_throughput.py [--generations 40] [--rounds 3]
                      [--openevolve-python /tmp/oe-venv/bin/python] [--old TREE] [--code TREE]
-                     [--short N]
+                     [--short N] [--serial]
 
 The task: a program whose EVOLVE-BLOCK holds ``VALUE = N`` and an evaluator (module contract,
 ``evaluate(program_path)``, as OpenEvolve expects) that loads it and spends about 0.1 s of CPU
@@ -18,6 +18,9 @@ the n generations asked for (the same divisor for every system; the children Cam
 evaluated are shown beside, and the whole process's wall time too: with the defaults the
 embedding model loads in the background, so its cost falls inside the generations); CPU time is that of the process and every descendant it waited for (the
 evaluations, the warm worker, OpenEvolve's worker processes), over the generations.
+
+Cambrian runs two evaluations at once by default (``evolution.max_parallel_evaluations``);
+``--serial`` adds a run of the same code with one at a time, beside OpenEvolve's one worker.
 
 With ``--short N`` every system also runs N generations in each round (right after its long
 run), and the CPU is split in two: per generation beyond start-up, (CPU of the long run - CPU of
@@ -194,6 +197,9 @@ def main() -> int:
                         help="leave out the defaults variant")
     parser.add_argument("--short", type=int, default=0,
                         help="also run N generations, to split CPU into fixed and per generation")
+    parser.add_argument("--serial", action="store_true",
+                        help="also run this Cambrian with one evaluation at a time "
+                             "(evolution.max_parallel_evaluations=1, as OpenEvolve's 1 worker)")
     args = parser.parse_args()
     print(f"# {time.strftime('%H:%M:%S')} load: "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -214,6 +220,9 @@ def main() -> int:
             ("cambrian (defaults)", [], env),
             ("cambrian (novelty and scratchpad off)", off, env),
         ][1 if args.only_off else 0:]
+        if args.serial:
+            variants.append(("cambrian (off, one evaluation at a time)",
+                             [*off, "evolution.max_parallel_evaluations=1"], env))
         if args.old is not None:
             variants.append((f"cambrian {args.old.name} (novelty and scratchpad off)", off,
                              {**env, "PYTHONPATH": str(args.old)}))
