@@ -123,7 +123,9 @@ def test_skeleton_task_runs_as_written(tmp_path: Path):
     with ScriptedLLM(tweak) as llm:
         result = cambrian("run", str(skeleton), "--run-dir", str(tmp_path / "run"), "-g", "1", "-q",
                           *model_set(llm), "--set", "evolution.patch_types=[diff]",
-                          "--set", "evolution.patch_type_probs=[1.0]")
+                          "--set", "evolution.patch_type_probs=[1.0]",
+                          # the scripted reply is a diff: not the improvement step's score
+                          "--set", "mutation.opening=[]")
     assert result.returncode == 0, result.stderr
     connection = sqlite3.connect(tmp_path / "run" / "run.sqlite")
     statuses = [r[0] for r in connection.execute("SELECT status FROM candidates ORDER BY id")]
