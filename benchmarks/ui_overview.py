@@ -18,6 +18,9 @@ with each server's resident memory after starting and at its peak, and
 the machine's load before and after. ``--runs DIR`` serves ``DIR/big-run`` built earlier by
 ``build`` (one store of the largest size is then enough), instead of building each size.
 
+``--write-columns --runs DIR``: write the run's UI columns (``search/ui_columns.py``) as the run
+does with each resume snapshot. ``--parts --columns``: also the same first load from them.
+
 ``--parts --runs DIR``: where a first load's time goes, each read model the overview and its
 fetches compute timed alone (wall and CPU, in this process, this checkout's code), in the order
 a first load computes them, each from the store as a fresh UI process finds it.
@@ -141,9 +144,17 @@ def main() -> None:
                         help="a folder holding big-run, built earlier (with --old)")
     parser.add_argument("--parts", action="store_true",
                         help="time each read model of a first load (with --runs)")
+    parser.add_argument("--write-columns", action="store_true",
+                        help="write the run's UI columns first, as the run does (with --runs)")
+    parser.add_argument("--columns", action="store_true",
+                        help="with --parts: also time the first load from the UI columns")
     args = parser.parse_args()
+    if args.write_columns:
+        write_columns(args.runs / "big-run")
+        if not args.parts and args.old is None:
+            return
     if args.parts:
-        parts(args.runs / "big-run")
+        parts(args.runs / "big-run", args.columns)
         return
     for size in (int(s) for s in args.sizes.split(",")):
         if args.old is None:
@@ -188,6 +199,12 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return (int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024)
 
 
+def cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def serve(code: Path, runs: Path) -> tuple[subprocess.Popen[str], str]:
     with tempfile.TemporaryDirectory() as cwd:  # not a checkout: it would shadow PYTHONPATH
         process = subprocess.Popen([sys.executable, "-c", SERVE, str(runs)], cwd=cwd,
@@ -214,10 +231,17 @@ def one_code(name: str, code: Path, runs: Path, repeats: int) -> dict[str, tuple
     process, base = serve(code, runs)
     started = memory_mb(process.pid)[0]
     found: dict[str, tuple[float, ...]] = {}
+    first_cpu = 0.0
     try:
         with httpx.Client(timeout=600, headers={"Authorization": "Bearer bench"}) as client:
             for url in PAGE + LIVE:
-                found[url] = first_and_again(client, base + url, repeats)
+                before = cpu_s(process.pid)
+                began = time.perf_counter()
+                client.get(base + url).raise_for_status()
+                if url in PAGE:
+                    first_cpu += cpu_s(process.pid) - before
+                found[url] = (time.perf_counter() - began,
+                              *first_and_again(client, base + url, repeats)[1:])
             last = client.get(base + PAGE[1]).json()["scores"]["id"][-1]
             poll = f"/api/runs/big-run/series?after={last}"
             found[poll] = first_and_again(client, base + poll, repeats)
@@ -234,6 +258,7 @@ def one_code(name: str, code: Path, runs: Path, repeats: int) -> dict[str, tuple
     for label, pick in (("first", 0), ("again", 1)):
         print(f"  the page and its three fetches ({label}): "
               f"{sum(found[u][pick] for u in PAGE):.3f} s")
+    print(f"  the server's CPU for the page and its three fetches (first): {first_cpu:.2f} s")
     return found
 
 
@@ -259,7 +284,7 @@ def compare(runs: Path, old: Path, new: Path, repeats: int) -> None:
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
 
 
-def parts(run_dir: Path) -> None:
+def parts(run_dir: Path, columns: bool = False) -> None:
     """Each read model of the overview's first load, timed alone (see the module's text)."""
     from cambrian.core.objective import Objective
     from cambrian.llm.health import transport_series
@@ -309,6 +334,51 @@ def parts(run_dir: Path) -> None:
               lambda: series_of(ledger.transport_calls()))
     print(f"  (the panels' parts are counted twice) {total[0]:7.2f}s {total[1]:7.2f}s")
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
+    if columns:
+        column_parts(store, run_dir, timed, total)
+    store.close()
+
+
+def column_parts(store: Store, run_dir: Path, timed: Any, total: list[float]) -> None:
+    """The same first load from the run's UI columns (``search/ui_columns.py``), as a fresh UI
+    process computes it: the file read and checked, the rows after it read, each read model
+    from the columns."""
+    from cambrian.llm.health import series_of
+    from cambrian.ui import plots
+    from cambrian.ui.best_code import best_code
+    from cambrian.ui.cache import ColumnFiles, LedgerLog
+    from cambrian.ui.data import overview_panels, run_row
+    from cambrian.ui.now import ledger_part, now_view
+    from cambrian.ui.series import bandit_series, score_series
+
+    total[:] = [0.0, 0.0]
+    print("\nfrom the UI columns (the same read models)")
+    columns = timed("UI columns: file read, checked, rows after", lambda: ColumnFiles().current(
+        store))
+    assert columns is not None, "no usable UI columns: write them first (--write-columns)"
+    ledger = timed("ledger log (from the columns)", lambda: LedgerLog.of_columns(columns))
+    row = timed("run row (summary)", lambda: run_row(store, "big-run", run_dir, "cambrian", ledger))
+    timed("overview panels (all of them)", lambda: overview_panels(store, row, ledger, columns))
+    timed("doing now", lambda: now_view(store, ledger_part(store, ledger.failed)))
+    timed("best code", lambda: best_code(store, row.direction))
+    timed("score series", lambda: score_series(store, spend=ledger, columns=columns))
+    timed("bandit series", lambda: bandit_series(store))
+    timed("plots (all of them)", lambda: plots.plot_data(store, None, ledger, columns))
+    timed("LLM transport (from the ledger log)", lambda: series_of(ledger.transport_calls()))
+    print(f"  (the first load, from the columns)       {total[0]:7.2f}s {total[1]:7.2f}s")
+    print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
+
+
+def write_columns(run_dir: Path) -> None:
+    """The run's UI columns written by the code its checkpoints use (``UIColumnsHook``)."""
+    from cambrian.search.ui_columns import UIColumnsHook
+
+    store = Store.open(run_dir, read_only=True)
+    began, cpu = time.perf_counter(), time.process_time()
+    UIColumnsHook(store).checkpoint()
+    print(f"# UI columns written in {time.perf_counter() - began:.1f} s "
+          f"({time.process_time() - cpu:.1f} CPU-s): "
+          f"{sum(p.stat().st_size for p in (run_dir / 'ui_columns').rglob('*')) / 2**20:,.0f} MB")
     store.close()
 
 

@@ -77,6 +77,7 @@ from cambrian.search.requests import RequestBuilder
 from cambrian.search.step_score_check import StepScoreCheck
 from cambrian.search.stoppers import Stoppers, StopRule
 from cambrian.search.tune_step import build_tune_operator
+from cambrian.search.ui_columns import UIColumnsHook
 from cambrian.store.recorder import Recorder
 from cambrian.store.store import Store
 from cambrian.task.folder import Task
@@ -373,6 +374,7 @@ def build_evolution(run_dir: Path, task: Task, config: RunConfig, store: Store,
         committer.listeners.append(lambda row, record: decomposition.observe(row.id))
     hooks.extend(h for h in (tuner, score_check, scratchpad, reflection, algorithm_hooks, prompt_archive,
                              tagger, phases, decomposition) if h is not None)
+    hooks.append(UIColumnsHook(store))  # the web UI's columns, written with each snapshot
 
     guidance = GuidanceBoard(recorder, run_dir)
     requests = RequestBuilder(

@@ -20,6 +20,7 @@ from types import TracebackType
 
 from cambrian.store.browse import Browse
 from cambrian.store.candidates import Candidates
+from cambrian.store.column_rows import ColumnRows
 from cambrian.store.contexts import Contexts
 from cambrian.store.database import STORE_FILENAME, Database, StoreError
 from cambrian.store.evaluations import Evaluations
@@ -67,6 +68,7 @@ class Store:
         self.views = Views(database)  # aggregate reads for displays
         self.browse = Browse(database)  # the program browser's pages
         self.plot_rows = PlotRows(database)  # what the UI's plots are computed from
+        self.column_rows = ColumnRows(database)  # the UI's column read models' rows
         self.outcomes = Outcomes(database)  # what each child became (statistics)
 
     @classmethod

@@ -113,21 +113,22 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         """The run's row: what the store holds kept per store version (``cache.py``), its
         state (running or not) read now."""
         row = caches.values.get(store, f"row {ref.key}", lambda: run_row(
-            store, ref.key, ref.path, ref.framework, caches.ledger.current(store)))
+            store, ref.key, ref.path, ref.framework, caches.ledger_of(store)))
         return replace(row, state=run_state(store, ref.path, ref.framework))
 
     def panels_of(store: Store, row: RunRow) -> OverviewPanels:
         panels = caches.values.get(store, "panels", lambda: overview_panels(
-            store, row, caches.ledger.current(store)))
+            store, row, caches.ledger_of(store), caches.columns(store)))
         return replace(panels, row=row, paused=proposals_paused(store, row))
 
     def now_of(store: Store) -> Any:
         return now_view(store, caches.values.get(store, "ledger", lambda: ledger_part(
-            store, caches.ledger.current(store).failed)))
+            store, caches.ledger_of(store).failed)))
 
     def full_series(store: Store) -> dict[str, Any]:
         return caches.values.get(store, "series", lambda: score_series(
-            store, spend=caches.ledger.current(store), best=caches.best))
+            store, spend=caches.ledger_of(store), best=caches.best,
+            columns=caches.columns(store)))
 
     def steerable(ref: RunRef, row: RunRow) -> bool:
         return not read_only and not ref.imported and row.status == RUNNING
@@ -237,7 +238,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         with opened(ref) as store:
             try:
                 scores = full_series(store) if after is None else score_series(
-                    store, after, spend=caches.ledger.current(store), best=caches.best)
+                    store, after, spend=caches.ledger_of(store), best=caches.best)
             except KeyError:
                 raise HTTPException(404, f"candidate {after} has no evaluation") from None
             bandit = caches.values.get(store, "bandit", lambda: bandit_series(store)) \
@@ -251,7 +252,7 @@ def create_app(catalog: RunCatalog, *, token: str, read_only: bool = False) -> F
         with opened(ref) as store:
             return JSONResponse({"series": caches.values.get(  # from the run's ledger log
                 store, "transport", lambda: asdict(series_of(
-                    caches.ledger.current(store).transport_calls())))})
+                    caches.ledger_of(store).transport_calls())))})
 
     @app.get("/api/runs/{key}/tree")
     def tree_json(key: str, all: bool = False) -> JSONResponse:

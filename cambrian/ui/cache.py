@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from cambrian.llm.health import RETRIED_MARK, TransportCalls
+from cambrian.search import ui_columns
+from cambrian.search.ui_columns import Columns
 from cambrian.store.rows import LedgerRow
 from cambrian.store.store import Store
 
@@ -132,6 +134,53 @@ class LedgerLog:
             self.tokens.append(tokens)
         self.last_id = calls[-1][0]
 
+    @classmethod
+    def of_columns(cls, columns: Columns) -> LedgerLog:
+        """The log of the calls in ``columns`` (``search/ui_columns.py``), as ``extend`` makes
+        it from the same calls."""
+        log = cls()
+        if not len(columns.call_id):
+            return log
+        names = columns.names["model"]
+        first = np.unique(columns.call_model, return_index=True)
+        in_order = first[0][np.argsort(first[1])]  # models by their first call
+        remap = np.zeros(max(len(names), 1), dtype=np.int64)
+        remap[in_order] = np.arange(len(in_order))
+        log.models = {names[m]: n for n, m in enumerate(in_order.tolist())}
+        log.call_model = array("I", remap[columns.call_model].astype(np.uint32).tobytes())
+        log.call_at = array("d", columns.call_at.astype(np.float64).tobytes())
+        log.call_latency = array("d", columns.call_latency.astype(np.float64).tobytes())
+        log.call_flags = array("B", columns.call_flags.astype(np.uint8).tobytes())
+        spent = columns.call_prompt + columns.call_completion
+        at, cost = columns.call_at, columns.call_cost
+        if np.any(at[1:] < at[:-1]):  # a call stored after a later one: in time order
+            order = np.argsort(at, kind="stable")
+            at, cost, spent = at[order], cost[order], spent[order]
+        log.times = array("d", np.ascontiguousarray(at, dtype=np.float64).tobytes())
+        log.cost = array("d", np.cumsum(cost).tobytes())
+        log.tokens = array("q", np.cumsum(spent).astype(np.int64).tobytes())
+        local = remap[columns.call_model]
+        count = len(in_order)
+        failed = columns.call_flags & 1
+        mutation = np.bincount(local[columns.call_purpose == columns.names["purpose"].index(
+            "mutation")], minlength=count) if "mutation" in columns.names["purpose"] else \
+            np.zeros(count, dtype=np.int64)
+        sums = [np.bincount(local, minlength=count), np.bincount(local, failed, count),
+                np.bincount(local, columns.call_prompt, count),
+                np.bincount(local, columns.call_completion, count),
+                np.bincount(local, columns.call_cached, count),
+                np.bincount(local, columns.call_cost, count),
+                np.bincount(local, columns.call_latency, count)]
+        for model, n in log.models.items():
+            log.sums[model] = [int(sums[0][n]), int(sums[1][n]), int(sums[2][n]),
+                               int(sums[3][n]), int(sums[4][n]), float(sums[5][n]),
+                               float(sums[6][n])]
+            if mutation[n]:
+                log.mutation[model] = int(mutation[n])
+        log.failed = list(columns.failed_calls)
+        log.last_id = int(columns.call_id[-1])
+        return log
+
     def at(self, when: float) -> tuple[float, int]:
         """The spend of the calls made up to ``when``."""
         n = bisect.bisect_right(self.times, when)
@@ -176,9 +225,16 @@ class LedgerLogs:
         self._logs: dict[tuple[str, float], LedgerLog] = {}
         self._lock = threading.Lock()
 
-    def current(self, store: Store) -> LedgerLog:
+    def current(self, store: Store, columns: Callable[[], Columns | None] | None = None,
+                ) -> LedgerLog:
+        """``columns``: the run's UI columns (``search/ui_columns.py``) to start a new log
+        from, when there are any."""
         with self._lock:  # one reader at a time extends a run's log
-            log = self._logs.setdefault(run_identity(store), LedgerLog())
+            log = self._logs.get(run_identity(store))
+            if log is None:
+                found = columns() if columns is not None else None
+                log = LedgerLog.of_columns(found) if found is not None else LedgerLog()
+                self._logs[run_identity(store)] = log
             log.extend(store.views.calls_after(log.last_id))
             return log
 
@@ -204,6 +260,32 @@ class BestMemo:
             return (key in self._items, self._items.get(key))
 
 
+class ColumnFiles:
+    """Each run's UI columns as its file holds them (``search/ui_columns.py``; read once per
+    UI process and file version), extended by the rows after them on each use: the columns
+    of the store as it is now, or None when the run has no usable file."""
+
+    def __init__(self) -> None:
+        self._files: dict[tuple[str, float], tuple[tuple[int, int], Columns | None]] = {}
+        self._lock = threading.Lock()
+        self.used = 0  # usable files read, for tests and benchmarks
+
+    def current(self, store: Store) -> Columns | None:
+        path = ui_columns.path_of(store)
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        version = (stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            held = self._files.get(run_identity(store))
+            if held is None or held[0] != version:
+                held = (version, ui_columns.read_checked(store))
+                self._files[run_identity(store)] = held
+                self.used += held[1] is not None
+        return ui_columns.extend(store, held[1]) if held[1] is not None else None
+
+
 @dataclass
 class UICaches:
     """The caches of one UI process."""
@@ -211,3 +293,12 @@ class UICaches:
     values: VersionCache = field(default_factory=VersionCache)
     ledger: LedgerLogs = field(default_factory=LedgerLogs)
     best: BestMemo = field(default_factory=BestMemo)
+    files: ColumnFiles = field(default_factory=ColumnFiles)
+
+    def columns(self, store: Store) -> Columns | None:
+        """The run's columns as the store is now (kept per store version), or None."""
+        return self.values.get(store, "columns", lambda: self.files.current(store))
+
+    def ledger_of(self, store: Store) -> LedgerLog:
+        """The run's ledger log, started from its columns when it has them."""
+        return self.ledger.current(store, lambda: self.columns(store))

@@ -19,10 +19,12 @@ from cambrian.meta.strategy_tags import TagBook
 from cambrian.search.niches.view import niche_map, promote_after
 from cambrian.search.phase_view import phase_timeline, steering_events
 from cambrian.search.run_state import RUNNING, STOPPED, RunState, run_state
+from cambrian.search.ui_columns import Columns
 from cambrian.store.browse import REASON_CHARS, failure_reason
 from cambrian.store.reflections import reflections
 from cambrian.store.rows import Spend
 from cambrian.store.store import Store
+from cambrian.ui import column_models
 from cambrian.ui.cache import LedgerLog
 
 
@@ -162,10 +164,13 @@ def failure_reasons(store: Store, limit: int = 12) -> list[FailureReason]:
     return [FailureReason(reason, status, n) for (reason, status), n in counts.most_common(limit)]
 
 
-def model_lines(store: Store, objective: Objective, ledger: LedgerLog) -> list[ModelLine]:
+def model_lines(store: Store, objective: Objective, ledger: LedgerLog,
+                columns: Columns | None = None) -> list[ModelLine]:
     """Per model, its calls and spend (from ``ledger``, the run's ledger log) and what its
-    children became."""
-    outcomes = {m.model: m for m in store.views.model_outcomes(objective)}
+    children became (``columns``: from the run's UI columns instead of the store's rows)."""
+    outcomes = {m.model: m for m in (
+        store.views.model_outcomes(objective) if columns is None
+        else column_models.model_outcomes(columns, objective))}
     lines = []
     for entry in ledger.ledger():
         mine = outcomes.get(entry.model)
@@ -230,8 +235,11 @@ def niche_shares(store: Store) -> dict[str, Any]:
     return {"spans": [f"#{chunk[0]}-#{chunk[-1]}" for chunk in chunks], "shares": shares}
 
 
-def overview_panels(store: Store, row: RunRow, ledger: LedgerLog) -> OverviewPanels:
-    """Everything the overview's tables show. ``ledger``: the run's ledger log (``cache.py``)."""
+def overview_panels(store: Store, row: RunRow, ledger: LedgerLog,
+                    columns: Columns | None = None) -> OverviewPanels:
+    """Everything the overview's tables show. ``ledger``: the run's ledger log (``cache.py``);
+    ``columns``: the run's UI columns (``search/ui_columns.py``), which the failure reasons,
+    model outcomes, island lines and evaluation statuses are then counted from."""
     objective = Objective.of(row.direction)
     counts = store.candidates.count_by_status()
     refused = store.views.refused(novelty_only=True, limit=10)
@@ -249,10 +257,13 @@ def overview_panels(store: Store, row: RunRow, ledger: LedgerLog) -> OverviewPan
     return OverviewPanels(
         row=row,
         by_status=[(str(s), counts.get(s, 0)) for s in ALL_STATUSES if counts.get(s)],
-        evaluation_statuses=store.views.evaluation_statuses(),
-        failures=failure_reasons(store),
-        models=model_lines(store, objective, ledger),
-        islands=island_lines(store, objective),
+        evaluation_statuses=store.views.evaluation_statuses() if columns is None
+        else column_models.evaluation_statuses(columns),
+        failures=failure_reasons(store) if columns is None
+        else [FailureReason(*line) for line in column_models.failure_counts(columns)],
+        models=model_lines(store, objective, ledger, columns),
+        islands=island_lines(store, objective) if columns is None
+        else [IslandLine(*line) for line in column_models.island_lines(columns, objective)],
         migrations=len(store.views.event_ids("migration")),
         novelty_rejections=store.views.count_refused(novelty_only=True),
         novelty_latest=[{"id": r.id, "parent_id": r.parent_id, "reason": r.error,

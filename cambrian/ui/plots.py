@@ -12,7 +12,9 @@ from collections import defaultdict
 from typing import Any
 
 from cambrian.core.objective import Objective
+from cambrian.search.ui_columns import Columns
 from cambrian.store.store import Store
+from cambrian.ui import column_models
 from cambrian.ui.cache import LedgerLog, read_ledger
 
 MAX_POINTS = 1500  # per line; more are thinned evenly (the last point kept)
@@ -176,13 +178,24 @@ def pareto_front(points: list[tuple[int, float, float]]) -> set[int]:
 
 
 def plot_data(store: Store, pareto_axes: tuple[str, str] | None = None,
-              spend: LedgerLog | None = None) -> dict[str, Any]:
-    """Every further plot's data; ``spend``: the run's spend log (read now when None)."""
+              spend: LedgerLog | None = None, columns: Columns | None = None) -> dict[str, Any]:
+    """Every further plot's data; ``spend``: the run's spend log (read now when None);
+    ``columns``: the run's UI columns (``search/ui_columns.py``), which the rates, occupancy,
+    sizes and Pareto plots are then computed from."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
     start = run_start(store)
     if spend is None:
         spend = read_ledger(store)
+    if columns is not None:
+        slots = (info.config.get("evolution") or {}).get("max_parallel_evaluations")
+        return {"direction": info.direction, "cost": cost_series(spend, start),
+                "rates": column_models.rate_series(columns, objective, RATE_SPANS),
+                "occupancy": column_models.occupancy_series(columns, start, MAX_POINTS, slots),
+                "sizes": column_models.size_series(columns, thin),
+                "pareto": column_models.pareto_series(columns, info.direction,
+                                                      metric_directions(store), pareto_axes,
+                                                      MAX_POINTS, thin)}
     return {"direction": info.direction, "cost": cost_series(spend, start),
             "rates": rate_series(store, objective),
             "occupancy": occupancy_series(store, start), "sizes": size_series(store),

@@ -76,7 +76,8 @@ def add_program_routes(app: FastAPI, ref_of: Callable[[str], RunRef], opened: Op
             try:
                 return JSONResponse(caches.values.get(
                     store, f"plots {axes}",
-                    lambda: plot_data(store, axes, caches.ledger.current(store))))
+                    lambda: plot_data(store, axes, caches.ledger_of(store),
+                                      caches.columns(store))))
             except ValueError as exc:
                 raise HTTPException(400, str(exc)) from None
 

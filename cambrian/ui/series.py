@@ -3,12 +3,15 @@ tokens), bandit arm shares over time, and the lineage tree's nodes."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from cambrian.core.events import BanditSnapshot
 from cambrian.core.objective import Objective
 from cambrian.core.status import CandidateStatus
+from cambrian.search.ui_columns import STATUSES, Columns
 from cambrian.store.store import Store
+from cambrian.ui import column_models
 from cambrian.ui.cache import BestMemo, LedgerLog, read_ledger
 from cambrian.ui.plots import run_start, thin
 
@@ -45,7 +48,8 @@ def sample(scores: list[float | None], correct: list[bool], improved: list[bool]
 
 
 def score_series(store: Store, after: int | None = None, spend: LedgerLog | None = None,
-                 best: BestMemo | None = None, limit: int | None = None) -> dict[str, Any]:
+                 best: BestMemo | None = None, limit: int | None = None,
+                 columns: Columns | None = None) -> dict[str, Any]:
     """Columns, one entry per evaluated candidate in commit order: id, status, score, best
     correct score so far, seconds since the run was created, the run's LLM spend (USD, tokens)
     when its evaluation was committed, and ``n``, its position (1 = the first evaluation; after
@@ -55,9 +59,13 @@ def score_series(store: Store, after: int | None = None, spend: LedgerLog | None
     ``after``: only the candidates committed after candidate ``after`` (KeyError when it has no
     evaluation), to append to a series that ends with it. ``spend``: the run's ledger log
     (``cache.py``; read from the store when None); ``best``: remembers the best so far at the last point
-    served, so that the next ``after`` request does not read the run's earlier points."""
+    served, so that the next ``after`` request does not read the run's earlier points.
+    ``columns``: the run's UI columns (``search/ui_columns.py``), which the whole series
+    (``after`` None) is then computed from."""
     info = store.runs.info()
     objective = Objective.of(info.direction)
+    if after is None and columns is not None:
+        return _series_of_columns(store, columns, objective, spend, best, limit)
     points = store.views.evaluation_points(after)
     if after is None:
         current = None
@@ -92,6 +100,31 @@ def score_series(store: Store, after: int | None = None, spend: LedgerLog | None
         best.remember(store, points[-1].candidate_id, bests[-1])
     return {"direction": info.direction, "after": after, "total": len(points),
             "sampled": len(keep) < len(points), **columns}
+
+
+def _series_of_columns(store: Store, columns: Columns, objective: Objective,
+                       spend: LedgerLog | None, best: BestMemo | None,
+                       limit: int | None) -> dict[str, Any]:
+    keep, points, total = column_models.score_columns(
+        columns, objective, MAX_SCORE_POINTS if limit is None else limit)
+    start = run_start(store)
+    if spend is None:
+        spend = read_ledger(store)
+    found: dict[str, list[Any]] = {name: [] for name in (*SCORE_COLUMNS, "n")}
+    for i in keep:
+        score, so_far, at = (float(points["score"][i]), float(points["best"][i]),
+                             float(points["at"][i]))
+        cost, tokens = spend.at(at)
+        for name, value in zip((*SCORE_COLUMNS, "n"), (
+                int(points["id"][i]), STATUSES[points["status"][i]],
+                None if math.isnan(score) else score, None if math.isnan(so_far) else so_far,
+                round(at - start, 3), round(cost, 6), tokens, i + 1)):
+            found[name].append(value)
+    if best is not None and total:
+        last = float(points["best"][-1])
+        best.remember(store, int(points["id"][-1]), None if math.isnan(last) else last)
+    return {"direction": store.runs.info().direction, "after": None, "total": total,
+            "sampled": len(keep) < total, **found}
 
 
 def bandit_series(store: Store, after_event: int = 0) -> dict[str, Any]:
