@@ -93,6 +93,12 @@ def island_lines(c: Columns, objective: Objective,
     return sorted(found, key=lambda line: (line[0] is None, line[0] or 0))
 
 
+def count_by_status(c: Columns) -> dict[CandidateStatus, int]:
+    """Candidates per status (``store.candidates.count_by_status``)."""
+    counts = np.bincount(c.status, minlength=len(STATUSES))
+    return {CandidateStatus(STATUSES[n]): int(counts[n]) for n in np.flatnonzero(counts)}
+
+
 def evaluation_statuses(c: Columns) -> dict[str, int]:
     counts = np.bincount(c.eval_status[c.eval_main], minlength=len(c.names["eval_status"]))
     names = c.names["eval_status"]

@@ -241,7 +241,8 @@ def overview_panels(store: Store, row: RunRow, ledger: LedgerLog,
     ``columns``: the run's UI columns (``search/ui_columns.py``), which the failure reasons,
     model outcomes, island lines and evaluation statuses are then counted from."""
     objective = Objective.of(row.direction)
-    counts = store.candidates.count_by_status()
+    counts = store.candidates.count_by_status() if columns is None \
+        else column_models.count_by_status(columns)
     refused = store.views.refused(novelty_only=True, limit=10)
     tune = [{"at": at, **event.payload()} for at, event in _events(store, TuneStepped, 50)]
     controls = [{"at": at, "action": e.action, "source": e.source, "detail": e.detail,

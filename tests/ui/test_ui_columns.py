@@ -94,25 +94,27 @@ def ui(runs: Path) -> TestClient:
                       headers={"Authorization": f"Bearer {TOKEN}"})
 
 
-def served(runs: Path, client: TestClient | None = None) -> dict[str, Any]:
+def served(runs: Path, client: TestClient | None = None, key: str = "counter-run",
+           pareto: bool = True) -> dict[str, Any]:
     """What the UI (a fresh one when no ``client``) answers for the run's overview and its
     fetches (but where the run folder is)."""
     client = client if client is not None else ui(runs)
     found = {}
-    for url in URLS + ("/api/runs/{key}/plots?pareto=size,speed",):
-        response = client.get(url.format(key="counter-run"))
+    for url in URLS + (("/api/runs/{key}/plots?pareto=size,speed",) if pareto else ()):
+        response = client.get(url.format(key=key))
         assert response.status_code == 200, response.text
         found[url] = response.json()
     found[URLS[0]]["row"].pop("path")  # where the run folder is
     return found
 
 
-def without_columns(runs: Path, tmp_path: Path) -> dict[str, Any]:
+def without_columns(runs: Path, tmp_path: Path, key: str = "counter-run",
+                    pareto: bool = True) -> dict[str, Any]:
     """The same answers from a copy of the run without its columns (read from the store)."""
     copy = tmp_path / "plain" / "runs"
     shutil.copytree(runs, copy)
-    shutil.rmtree(copy / "counter-run" / ui_columns.FOLDER)
-    return served(copy)
+    shutil.rmtree(copy / key / ui_columns.FOLDER)
+    return served(copy, key=key, pareto=pareto)
 
 
 def files_of(folder: Path) -> dict[str, tuple[int, int]]:
@@ -171,3 +173,17 @@ def test_a_live_run_is_followed_past_its_columns(tmp_path: Path):
         add_rows(store, 30, seed=seed, pending=2)
         assert served(runs, client) == without_columns(runs, tmp_path / str(seed))
     store.close()
+
+
+def test_the_rich_runs_overviews_are_the_same_from_their_columns(rich_runs: Path,
+                                                                  tmp_path: Path):
+    """A judged C++ run with two models, novelty rejections, notes and tune steps, and a priced
+    run (``rich_runs.py``): each run wrote its columns, and its overview from them is the one
+    from its store."""
+    for run in sorted(p for p in rich_runs.iterdir() if (p / "run.sqlite").exists()):
+        assert (run / ui_columns.FOLDER / ui_columns.HEADER).exists()
+        client = ui(rich_runs)
+        answers = served(rich_runs, client, key=run.name, pareto=False)
+        assert client.app.state.caches.files.used == 1  # type: ignore[attr-defined]
+        assert answers == without_columns(rich_runs, tmp_path / run.name, key=run.name,
+                                          pareto=False)
