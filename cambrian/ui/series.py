@@ -131,9 +131,9 @@ def bandit_series(store: Store, after_event: int = 0) -> dict[str, Any]:
     """Arm probabilities at each bandit snapshot (``after_event``: only the snapshots stored
     after that event id), evenly thinned to a few hundred; ``last_event`` is the id of the last
     snapshot, to ask for the next ones."""
-    ids = store.views.event_ids(BanditSnapshot.kind, after_event)
-    last_event = ids[-1] if ids else after_event
-    ids = [ids[i] for i in thin(len(ids), MAX_BANDIT_POINTS)]  # only the kept ones decoded
+    every = store.views.event_id_array(BanditSnapshot.kind, after_event)
+    last_event = int(every[-1]) if len(every) else after_event
+    ids = every[thin(len(every), MAX_BANDIT_POINTS)].tolist()  # only the kept ones decoded
     snapshots = [s.event for s in store.views.events_by_id(ids)
                  if isinstance(s.event, BanditSnapshot)]
     arms = sorted({arm for s in snapshots for arm in s.shares})
