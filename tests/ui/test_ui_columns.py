@@ -14,6 +14,7 @@ from typing import Any
 from conftest import in_thread, refusing_once, scripted_sets
 from fastapi.testclient import TestClient
 from support.scripted_llm import ScriptedLLM, write_counter_task
+from support.several_files import run_package
 
 from cambrian.api import start
 from cambrian.core.evaluation import EvaluationResult
@@ -187,3 +188,14 @@ def test_the_rich_runs_overviews_are_the_same_from_their_columns(rich_runs: Path
         assert client.app.state.caches.files.used == 1  # type: ignore[attr-defined]
         assert answers == without_columns(rich_runs, tmp_path / run.name, key=run.name,
                                           pareto=False)
+
+
+def test_a_run_of_several_files_counts_its_lines_from_its_columns(tmp_path: Path):
+    """A program of several files: its size is the lines of all its files, from the columns as
+    from the store."""
+    run_dir, _ = in_thread(lambda: run_package(tmp_path / "made", 3))
+    client = ui(run_dir.parent)
+    answers = served(run_dir.parent, client, key=run_dir.name, pareto=False)
+    assert client.app.state.caches.files.used == 1  # type: ignore[attr-defined]
+    assert answers == without_columns(run_dir.parent, tmp_path, key=run_dir.name, pareto=False)
+    assert min(answers[URLS[2]]["sizes"]["lines"]) > 1
