@@ -281,6 +281,18 @@ def size_series(c: Columns, keep_of: Any) -> dict[str, Any]:
             "mean_generation": generations, "mean_lines": means}
 
 
+def pareto_axes(metrics: list[str], axes: tuple[str, str] | None) -> tuple[str, str]:
+    """The two metrics a Pareto plot draws: ``axes`` when the run has both, else its first two
+    varying metrics (``metrics`` lists at least two)."""
+    if axes is None:
+        return metrics[0], metrics[1]
+    for axis in axes:
+        if axis not in metrics:
+            raise ValueError(f"no metric {axis!r} to plot; the run's metrics: "
+                             f"{', '.join(metrics)}")
+    return axes
+
+
 def pareto_series(c: Columns, direction: str, given: dict[str, str], axes: tuple[str, str] | None,
                   max_points: int, thin: Any) -> dict[str, Any]:
     rows = np.flatnonzero(c.status == CORRECT)
@@ -290,12 +302,7 @@ def pareto_series(c: Columns, direction: str, given: dict[str, str], axes: tuple
                if len(np.unique(values[:, n][~np.isnan(values[:, n])])) >= 2]
     if len(metrics) < 2:
         return {"metrics": metrics, "x": None, "y": None}
-    if axes is None:
-        axes = (metrics[0], metrics[1])
-    for axis in axes:
-        if axis not in metrics:
-            raise ValueError(f"no metric {axis!r} to plot; the run's metrics: "
-                             f"{', '.join(metrics)}")
+    axes = pareto_axes(metrics, axes)
     directions = {name: given.get(name, direction) for name in axes}
     xs, ys = values[:, names.index(axes[0])], values[:, names.index(axes[1])]
     both = ~np.isnan(xs) & ~np.isnan(ys)

@@ -142,12 +142,7 @@ def pareto_series(store: Store, axes: tuple[str, str] | None = None) -> dict[str
     metrics = [name for name, values in seen.items() if len(values) >= 2]  # a constant: no axis
     if len(metrics) < 2:
         return {"metrics": metrics, "x": None, "y": None}
-    if axes is None:
-        axes = (metrics[0], metrics[1])
-    for axis in axes:
-        if axis not in metrics:
-            raise ValueError(f"no metric {axis!r} to plot; the run's metrics: "
-                             f"{', '.join(metrics)}")
+    axes = column_models.pareto_axes(metrics, axes)
     given = metric_directions(store)
     directions = {name: given.get(name, direction) for name in axes}
     points = [(row.id, x, y) for row in rows
