@@ -113,7 +113,8 @@ def continue_run(run_dir: Path, llm: ScriptedLLM, generations: int):
     evolution = resume(run_dir, overrides=[
         "llm.models=[" + json.dumps(llm.model_config()) + "]", *QUIET,
         f"evolution.generations={generations}", "evolution.patch_types=[diff,full]",
-        "evolution.patch_type_probs=[0.5,0.5]"])
+        "evolution.patch_type_probs=[0.5,0.5]",
+        "mutation.opening=[]"])  # the scripted replies are diffs, not the step's score
     try:
         return asyncio.run(evolution.run())
     finally:
