@@ -54,11 +54,13 @@ class UCB1Bandit:
         largest = max((max(s.improvements, default=0.0) for s in self.stats.values()), default=0.0)
         return largest if largest > 0 else 1.0
 
-    def mean_reward(self, arm: str) -> float:
+    def mean_reward(self, arm: str, scale: float | None = None) -> float:
+        """The arm's mean transformed reward, over ``scale`` (by default this bandit's own:
+        the largest improvement it has seen)."""
         stats = self.stats[arm]
         if not stats.improvements:
             return 0.0
-        scale = self.reward_scale()
+        scale = scale if scale is not None else self.reward_scale()
         transformed = [(math.exp(r / scale) - 1.0) / (math.e - 1.0) for r in stats.improvements]
         return float(np.mean(transformed))
 

@@ -71,13 +71,12 @@ class IntentBandit:
         pooled = self.pooled.stats.get(arm)
         run_pulls = pooled.completed if pooled is not None else 0
         run_mean = self.pooled.mean_reward(arm) if run_pulls else OPTIMISTIC_MEAN
-        own = self._island(island).stats.get(arm)
+        bandit = self._island(island)
+        own = bandit.stats.get(arm)
         own_pulls = own.completed if own is not None else 0
         mean = run_mean
         if own_pulls:  # on the run's scale, so that the two means compare
-            scale = self.pooled.reward_scale()
-            own_mean = sum(math.expm1(r / scale) for r in own.improvements) / (
-                own_pulls * (math.e - 1.0))
+            own_mean = bandit.mean_reward(arm, scale=self.pooled.reward_scale())
             mean = ((own_pulls * own_mean + POOLED_PRIOR_PULLS * run_mean)
                     / (own_pulls + POOLED_PRIOR_PULLS))
         total = sum(s.completed for s in self.pooled.stats.values())
