@@ -4,7 +4,10 @@ one with `register_intent` and lists its name in `mutation.types`."""
 
 from __future__ import annotations
 
-from cambrian.core.registry import Registry
+from collections.abc import Iterable
+
+from cambrian.core.errors import ConfigError
+from cambrian.core.registry import Registry, UnknownName
 from cambrian.mutate.builtin_intents import BUILTIN_INTENTS
 from cambrian.mutate.intent import MutationIntent
 from cambrian.mutate.step.intent import IMPROVE_STEP
@@ -23,3 +26,13 @@ for _intent in (*BUILTIN_INTENTS, IMPROVE_STEP):
 
 def intent_instruction(name: str) -> str:
     return INTENTS.get(name).instruction
+
+
+def check_intent_names(key: str, names: Iterable[str]) -> None:
+    """Raises ``ConfigError`` naming the config ``key`` when one of ``names`` is no registered
+    intent (checked before a run starts, plugins' intents included)."""
+    for name in names:
+        try:
+            INTENTS.get(name)
+        except UnknownName as exc:
+            raise ConfigError(f"{key}: {exc}") from None

@@ -44,7 +44,7 @@ from cambrian.meta.scratchpad import build_scratchpad
 from cambrian.mutate.filters import ChildFilter
 from cambrian.mutate.formats.registry import REPLY_FORMATS
 from cambrian.mutate.intent_bandit import IntentBandit
-from cambrian.mutate.intents import INTENTS
+from cambrian.mutate.intents import INTENTS, check_intent_names
 from cambrian.mutate.proposer import Generator
 from cambrian.mutate.schedule import build_mutation_schedule
 from cambrian.mutate.step.wiring import given_score_error
@@ -135,11 +135,7 @@ def check_names(config: RunConfig, *, new_run: bool = False) -> None:
                 raise ConfigError(f"mutation.intent_models.{intent}: no model is labelled "
                                   f"'{label}' (llm.models labels: {', '.join(sorted(labels))})")
     for key in ("types", "opening"):
-        for name in getattr(config.mutation, key):
-            try:
-                INTENTS.get(name)
-            except UnknownName as exc:
-                raise ConfigError(f"mutation.{key}: {exc}") from None
+        check_intent_names(f"mutation.{key}", getattr(config.mutation, key))
     check_replicas(config)
     make_selector(config)
     if new_run:

@@ -7,12 +7,11 @@ from __future__ import annotations
 from cambrian.config import RunConfig
 from cambrian.core.errors import ConfigError
 from cambrian.core.objective import Objective
-from cambrian.core.registry import UnknownName
 from cambrian.llm.cheapest import cheapest_label
 from cambrian.llm.gateway import LLMGateway
 from cambrian.meta.strategy_tagger import StrategyTagger
 from cambrian.meta.strategy_tags import TagBook
-from cambrian.mutate.intents import INTENTS
+from cambrian.mutate.intents import check_intent_names
 from cambrian.search.algorithm import Selector
 from cambrian.search.niches.sampler import NicheAware, NicheInputs
 from cambrian.store.recorder import Recorder
@@ -26,11 +25,7 @@ def check_niches(config: RunConfig) -> None:
         raise ConfigError(f"niches.model '{config.niches.model}' is not one of llm.models: "
                           f"{sorted(labels)}")
     for key in ("stagnant_intents", "new_intents"):
-        for name in getattr(config.niches, key):
-            try:
-                INTENTS.get(name)
-            except UnknownName as error:
-                raise ConfigError(f"niches.{key}: {error}") from None
+        check_intent_names(f"niches.{key}", getattr(config.niches, key))
 
 
 def tagging_model(config: RunConfig, gateway: LLMGateway) -> str:
