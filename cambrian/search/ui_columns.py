@@ -131,24 +131,31 @@ class Columns:
     CALL = ("call_id", "call_at", "call_cost", "call_prompt", "call_completion", "call_cached",
             "call_latency", "call_model", "call_purpose", "call_flags")
 
+    def __post_init__(self) -> None:
+        self._lookup = {(t, n): i for t in TABLES for i, n in enumerate(self.names[t])}
+
     def index(self, table: str, name: str | None) -> int:
+        """The index of ``name`` in ``table`` (added at its end when new); -1 for None."""
         if name is None:
             return -1
-        names = self.names[table]
-        found = self._lookup.get((table, name)) if hasattr(self, "_lookup") else None
+        found = self._lookup.get((table, name))
         if found is None:
-            if not hasattr(self, "_lookup"):
-                self._lookup = {(t, n): i for t in TABLES for i, n in enumerate(self.names[t])}
-            found = self._lookup.get((table, name))
-            if found is None:
-                found = len(names)
-                names.append(name)
-                self._lookup[(table, name)] = found
+            found = len(self.names[table])
+            self.names[table].append(name)
+            self._lookup[(table, name)] = found
         return found
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if isinstance(getattr(self, f.name), np.ndarray)}
+
+
+def _append(new: Columns, base: Columns, added: dict[str, np.ndarray], any_added: bool) -> None:
+    """Each of ``new``'s columns named in ``added``: ``base``'s with ``added``'s rows after it
+    (``base``'s array itself when nothing was added)."""
+    for name, values in added.items():
+        setattr(new, name, np.concatenate([getattr(base, name), values]) if any_added
+                else getattr(base, name))
 
 
 def extend(store: Store, base: Columns) -> Columns:
@@ -195,9 +202,8 @@ def extend(store: Store, base: Columns) -> Columns:
         old = np.hstack([old, np.full((len(base.id), width - old.shape[1]), math.nan)])
     new.metrics = np.vstack([old, added]) if rows else old
     dtypes = {"score": np.float64, "hashed": bool, "sized": bool}
-    for name, values in cand.items():  # the base's arrays themselves when nothing was added
-        setattr(new, name, np.concatenate([getattr(base, name), np.asarray(
-            values, dtype=dtypes.get(name, np.int64))]) if rows else getattr(base, name))
+    _append(new, base, {name: np.asarray(values, dtype=dtypes.get(name, np.int64))
+                        for name, values in cand.items()}, bool(rows))
     evaluations = store.column_rows.evaluations(base.candidate_mark, base.evaluation_mark)
     columns = list(zip(*evaluations)) if evaluations else [[]] * 6
     ev = {"eval_id": _i64(columns[0]), "eval_candidate": _i64(columns[1]),
@@ -205,9 +211,7 @@ def extend(store: Store, base: Columns) -> Columns:
           "eval_duration": _f64([math.nan if d is None else d for d in columns[3]]),
           "eval_status": _i64([new.index("eval_status", s) for s in columns[4]]),
           "eval_main": np.asarray(columns[5], dtype=bool)}
-    for name, values in ev.items():
-        setattr(new, name, np.concatenate([getattr(base, name), values]) if evaluations
-                else getattr(base, name))
+    _append(new, base, ev, bool(evaluations))
     if len(base.eval_id) and len(ev["eval_id"]):  # base rows up to the mark, then the rest
         order = np.argsort(new.eval_id, kind="stable")
         for name in Columns.EVALUATION:
@@ -222,9 +226,7 @@ def extend(store: Store, base: Columns) -> Columns:
             "call_purpose": _i64([new.index("purpose", p) for p in columns[8]]),
             "call_flags": np.asarray([bool(e) | (RETRIED_MARK in e) << 1 for e in columns[9]],
                                      dtype=np.uint8)}
-    for name, values in call.items():
-        setattr(new, name, np.concatenate([getattr(base, name), values]) if calls
-                else getattr(base, name))
+    _append(new, base, call, bool(calls))
     new.failed_calls += [(c[7], c[1], c[9]) for c in calls if c[9]]
     if rows:
         new.candidate_mark = int(rows[-1][0])
@@ -376,12 +378,7 @@ class UIColumnsHook(LoopHook):
 
     def checkpoint(self) -> None:
         try:
-            base = self._written
-            if base is None:
-                try:
-                    base = read(self.store)
-                except (Unusable, OSError, ValueError, KeyError, TypeError):
-                    base = None
+            base = self._written if self._written is not None else read_checked(self.store)
             self._written = write(self.store, base)
         except Exception as exc:  # noqa: BLE001 - derived data, never the run's failure
             log.warning("ui columns not written (the UI will read the store): %s", exc)
