@@ -261,19 +261,10 @@ def loop_cost_in(code: Path, size: int, generations: int, workdir: Path) -> dict
     """``loop_cost`` (this benchmark's) run with the Cambrian tree at ``code`` first on the path,
     in a process of its own: its figures and its peak memory. A tree without the resume
     snapshot runs one session (archive replayed)."""
-    program = (
-        "import json; from pathlib import Path; import overhead; "
-        f"r = overhead.loop_cost({size}, {generations}, Path({str(workdir)!r})); "
-        "print('RESULT ' + json.dumps(r))")
-    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT / 'benchmarks'}"}
-    workdir.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-c", program], cwd=workdir, env=env,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"the run with {code} failed:\n{done.stderr[-3000:]}")
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    result = in_process(code, f"loop_cost({size}, {generations}, Path({str(workdir)!r}))",
+                        workdir)
     shutil.rmtree(workdir, ignore_errors=True)
-    return json.loads(line[len("RESULT "):])
+    return result
 
 
 def print_loop_cost(name: str, c: dict) -> None:
