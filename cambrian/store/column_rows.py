@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cambrian.store.browse import REASON_CHARS
 from cambrian.store.database import Database
 
 FAILED_SQL = "('incorrect', 'patch_failed', 'rejected', 'screened', 'duplicate')"
-REASON_CHARS_SQL = 240  # store/browse.py's REASON_CHARS, the start of an error a reason reads
 
 
 class ColumnRows:
@@ -33,7 +33,7 @@ class ColumnRows:
             "CASE WHEN c.status = 'correct' THEN (SELECT e.public_json FROM evaluations e "
             "WHERE e.candidate_id = c.id ORDER BY e.id DESC LIMIT 1) END "
             "FROM candidates c WHERE c.id > ? ORDER BY c.id",
-            (REASON_CHARS_SQL, after)).fetchall()
+            (REASON_CHARS, after)).fetchall()
 
     def evaluations(self, after_candidate: int, after_id: int) -> list[tuple[Any, ...]]:
         """Evaluation rows after evaluation ``after_id`` or of a candidate after

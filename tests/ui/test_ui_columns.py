@@ -78,12 +78,14 @@ def _add_one(store: Store, rng: random.Random, ids: list[int], made: list[int], 
         return
     correct = kind < 0.85
     score = round(rng.random() * 10, 2) if correct else None
+    # Two reasons that differ only past the 240th character: both are kept apart.
+    wrong = f"wrong at case {n} " + "x" * 300 + ("a" if n % 2 else "b")
     store.evaluations.add(child, EvaluationResult(
         status="ok" if correct else "incorrect", combined_score=score,
         public={"speed": rng.random(), "size": rng.randrange(5), "flag": True},
-        error="" if correct else f"wrong at case {n}", duration_s=rng.random()))
+        error="" if correct else wrong, duration_s=rng.random()))
     store.candidates.update(child, status="correct" if correct else "incorrect",
-                            score=score, error=None if correct else f"wrong at case {n}")
+                            score=score, error=None if correct else wrong)
     if correct:
         ids.append(child)
 
