@@ -309,6 +309,7 @@ class StepScoreChecked(Event):
     reason: str
     evaluator: list[float | None] = field(default_factory=list)
     model: list[float | None] = field(default_factory=list)
+    evaluator_ignores_solution: bool = False  # every changed solution scored as the built one
 
 
 @event_kind("moves_derived")

@@ -53,11 +53,12 @@ class IntentServices:
 class PreparedIntent:
     """What an intent made of a request: the parent to work on (it may move to a child), the
     source the prompt shows instead of the parent's (None: the parent's), tags for the child's
-    notes and the prompt (focus, strategy)."""
+    notes and the prompt (focus, strategy), and notes for the prompt."""
 
     parent_id: int
     source: str | None = None
     tags: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

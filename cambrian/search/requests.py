@@ -155,6 +155,7 @@ class RequestBuilder:
         if prepared.source is not None:
             parent = replace(parent, source=prepared.source)
         tags.update(prepared.tags)
+        notes = prepared.notes + notes
         temperature = None
         if steering.intent_temperatures and intent:
             base = INTENTS.get(intent).temperature

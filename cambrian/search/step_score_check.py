@@ -71,7 +71,8 @@ class StepScoreCheck(LoopHook):
         self.recorder.emit(StepScoreChecked(
             candidate_id=int(work_dir.name) if work_dir.name.isdigit() else None,
             accepted=verdict.accepted, reason=verdict.reason, evaluator=evaluator,
-            model=[None if m is None or math.isnan(m) else m for m in model]))
+            model=[None if m is None or math.isnan(m) else m for m in model],
+            evaluator_ignores_solution=verdict.ignores_solution))
         return verdict.accepted, verdict.reason
 
     def restore(self) -> None:

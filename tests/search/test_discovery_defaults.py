@@ -63,10 +63,17 @@ RIGHT_SCORE = "return -float(np.sum((values - 0.3) ** 2))"
 WRONG_SCORE = "return float(np.sum((values - 0.3) ** 2))"  # the opposite order
 
 
-def responder(score_line: str):
+def responder(score_line: str, after_refusal: str | None = None,
+              prompts: list[str] | None = None):
+    """The script: ``score_line`` as the score, ``after_refusal`` once the prompt shows a
+    refused score; each score prompt's user message appended to ``prompts``."""
     def reply(messages: list[dict[str, str]], index: int) -> str:
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         user = messages[-1]["content"]
+        if "Write `score_build" in user and prompts is not None:
+            prompts.append(user)
+        line = (after_refusal if after_refusal and "was refused" in user else score_line)
+        line = line.replace("{index}", str(index))
         if "local-search moves" in system:
             return MOVES_REPLY
         if "Write `" not in user:  # another intent's proposal: a reply that cannot be used
@@ -79,7 +86,7 @@ def responder(score_line: str):
         assert asked, user[-600:]
         if asked.group(1) == "score":
             return (f"Score it\n```python\ndef score_build(n, values):\n"
-                    f"    {score_line}  # v{index}\n```\n")
+                    f"    {line}  # v{index}\n```\n")
         return (f"Nudge one\n```python\ndef change_build(n, values):\n    import random\n"
                 f"    i = random.randrange(len(values))\n"
                 f"    values[i] = min(1.0, max(0.0, values[i] + random.gauss(0, 0.05)))  "
@@ -87,19 +94,20 @@ def responder(score_line: str):
     return reply
 
 
-def write_task(root: Path) -> Path:
+def write_task(root: Path, evaluator: str = EVALUATOR) -> Path:
     root.mkdir(parents=True)
     (root / "initial.py").write_text(INITIAL)
-    (root / "evaluate.py").write_text(EVALUATOR)
+    (root / "evaluate.py").write_text(evaluator)
     (root / "problem.md").write_text(PROBLEM)
     return root
 
 
 def run(tmp_path: Path, score_line: str, generations: int,
         settings: tuple[str, ...] = ("mutation.types=[improve_step]", "database.num_islands=1"),
-        ) -> Store:
-    task = write_task(tmp_path / "task")
-    with ScriptedLLM(responder(score_line)) as llm:
+        after_refusal: str | None = None, asked: list[str] | None = None,
+        evaluator: str = EVALUATOR) -> Store:
+    task = write_task(tmp_path / "task", evaluator)
+    with ScriptedLLM(responder(score_line, after_refusal, asked)) as llm:
         evolution = start(task, run_dir=tmp_path / "run", overrides=[
             "llm.models=[" + json.dumps(llm.model_config(patch_format="function")) + "]",
             "novelty.enabled=false", "meta.enabled=false",
@@ -202,5 +210,54 @@ def test_the_move_is_asked_for_on_the_child_that_wrote_the_score_next(tmp_path: 
         assert not rebuilt.opening  # the run opened with the step already
         assert rows[1].notes["intent"] == "improve_step"  # its first proposal
         assert again is None or again[0] not in {f.parent_id for f in followers}
+    finally:
+        store.close()
+
+
+def test_a_refused_score_is_shown_to_the_next_score_proposal(tmp_path: Path):
+    """The proposal that writes the score again sees why the last one was refused, with the
+    evaluator's and that score's values and its text; the score written then passes."""
+    asked: list[str] = []
+    store = run(tmp_path, WRONG_SCORE, generations=4, after_refusal=RIGHT_SCORE, asked=asked)
+    try:
+        checks = store.events.of_type(StepScoreChecked)
+        assert [c.accepted for c in checks] == [False, True], [c.reason for c in checks]
+        # (proposals made while the first score was being checked could not show it)
+        assert "was refused" not in asked[0]
+        shown = next(a for a in asked if "was refused" in a)
+        assert "Your previous `score_build` was refused" in shown
+        assert "orders solutions against the evaluator" in shown
+        built = f"the solution as built: evaluator {checks[0].evaluator[0]:.6g}, " \
+                f"score {checks[0].model[0]:.6g}"
+        assert built in shown and "changed copy 1: evaluator" in shown
+        assert WRONG_SCORE in shown
+        refused = store.candidates.list("rejected")[0]
+        second = next(r for r in store.candidates.list("correct")
+                      if r.notes.get("focus_function") == "score_build")
+        assert second.notes["refused_score_shown"] == refused.id
+    finally:
+        store.close()
+
+
+BLIND_EVALUATOR = EVALUATOR.replace(
+    'return {"combined_score": float(-np.sum((values - 0.3) ** 2))}',
+    'return {"combined_score": 1.0}  # whatever the numbers are')
+
+
+def test_the_step_stops_once_the_evaluator_ignores_the_solution_twice(tmp_path: Path):
+    """An evaluator that rates every changed solution as the built one (it scores something
+    else than the solution returned): after two scores checked so, the step is not proposed."""
+    store = run(tmp_path, "return -float(np.sum((values - 0.3) ** 2)) + 0 * {index}",
+                generations=12, evaluator=BLIND_EVALUATOR, settings=(
+                    "mutation.types=[improve_step, refinement]", "database.num_islands=1",
+                    "mutation.opening=[]"))
+    try:
+        checks = store.events.of_type(StepScoreChecked)
+        assert len(checks) >= 2 and all(c.evaluator_ignores_solution for c in checks)
+        assert all(not c.accepted for c in checks)
+        # (a few step proposals were made while the first two were being checked)
+        last = store.candidates.list()[-5:]
+        assert all(r.notes.get("intent") == "refinement" for r in last), [
+            (r.id, r.notes.get("intent")) for r in store.candidates.list()]
     finally:
         store.close()

@@ -12,15 +12,20 @@ from typing import Any
 
 import numpy as np
 
+from cambrian.core.events import StepScoreChecked
 from cambrian.core.status import CandidateStatus
 from cambrian.lang.language import Language
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.intent import IntentServices, MutationIntent, PreparedIntent
 from cambrian.mutate.step.python import SCORE_PREFIX, Scaffold
+from cambrian.mutate.step.score_feedback import NOTE_TAG as REFUSED_NOTE
+from cambrian.mutate.step.score_feedback import refused_score_note
 from cambrian.mutate.step.wiring import definition_text, scaffold, step_instruction, with_definition
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.task.program_files import is_bundle
+
+IGNORED_CHECKS = 2  # checks finding the evaluator blind to the solution before the step stops
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,20 @@ class StepIntent(MutationIntent):
         return step
 
     def usable(self, parent_id: int, services: IntentServices) -> bool:
-        return self._scaffold(parent_id, services) is not None
+        return (self._scaffold(parent_id, services) is not None
+                and not self._evaluator_ignores_solution(services))
+
+    def _evaluator_ignores_solution(self, services: IntentServices) -> bool:
+        """Whether checks of two scores found that the evaluator rates every changed solution
+        as the one built (function_minimum's scores the calls of f, not the point returned):
+        no step can raise such a score, so the run stops spending proposals on it."""
+        seen = services.cache(self.name + ":ignored")
+        for stored in services.store.events.list(StepScoreChecked, after_id=seen.get("after", 0)):
+            seen["after"] = stored.id
+            if isinstance(stored.event, StepScoreChecked) \
+                    and stored.event.evaluator_ignores_solution:
+                seen["count"] = seen.get("count", 0) + 1
+        return seen.get("count", 0) >= IGNORED_CHECKS
 
     def _scored_child(self, parent_id: int, services: IntentServices) -> int | None:
         """The newest correct child of the parent whose step has its score written and its
@@ -97,12 +115,17 @@ class StepIntent(MutationIntent):
                 if reused is not None:
                     step, source = reused, reused.source
         tags: dict[str, Any] = {FOCUS_NOTE: step.to_write(rng)}
+        notes: tuple[str, ...] = ()
+        if tags[FOCUS_NOTE] == step.score and services.language is not None:
+            refused = refused_score_note(services.store, step.score, services.language)
+            if refused is not None:
+                notes, tags[REFUSED_NOTE] = (refused[0],), refused[1]
         if tags[FOCUS_NOTE] == step.change and services.strategies is not None:
             choice = services.strategies.choose(rng, parent_id, moves=True)
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
         # The model works on the parent with the step wired in (it behaves the same).
-        return PreparedIntent(parent_id, source=source, tags=tags)
+        return PreparedIntent(parent_id, source=source, tags=tags, notes=notes)
 
     def task_text(self, source: str, language: Language, *, given_score: str | None = None,
                   strategy: str | None = None, focus: str | None = None) -> str:

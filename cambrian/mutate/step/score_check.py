@@ -164,6 +164,7 @@ def reported_score(stderr: str) -> float | None:
 class Verdict:
     accepted: bool
     reason: str
+    ignores_solution: bool = False  # the evaluator rated every changed solution as the built one
 
 
 def _close(a: float, b: float) -> bool:
@@ -209,7 +210,7 @@ def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
     if not concordant and unseen >= 2:
         return Verdict(False, "the evaluator scores every changed solution as the one built: "
                               "its score does not depend on the solution the program returns, "
-                              "so an improvement step cannot raise it")
+                              "so an improvement step cannot raise it", ignores_solution=True)
     if not concordant:
         return Verdict(True, "unchecked: no two valid variants the evaluator tells apart "
                              "(every perturbed solution was invalid or scored the same)")
