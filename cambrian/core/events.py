@@ -310,6 +310,7 @@ class StepScoreChecked(Event):
     evaluator: list[float | None] = field(default_factory=list)
     model: list[float | None] = field(default_factory=list)
     evaluator_ignores_solution: bool = False  # every changed solution scored as the built one
+    solution_parts: list[str] = field(default_factory=list)  # each part's kind (which moves fit)
 
 
 @event_kind("moves_derived")

@@ -16,7 +16,7 @@ notes, so the statistics are rebuilt from the store on resume.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,18 +52,33 @@ NUMERIC_OPTIMISATION = (
 POPULATION_SEARCH = (
     "Population search: keep a small population of solutions; each round make new ones by "
     "randomly changing and combining the best, and keep the best few.")
-# The kinds of change the move of an improvement step (cambrian/mutate/improve_step.py) makes:
-# the framework's loop keeps a change when the model's score rates it higher.
-STEP_MOVES: tuple[str, ...] = (
+# The kinds of change the move of an improvement step (cambrian/mutate/step/) makes: the
+# framework's loop keeps a change when the model's score rates it higher. Each with the kinds
+# of solution part it fits (``step/score_check.PART_KINDS``): a packing's coordinates gain
+# nothing from a swap or a reversed segment, a tour's order nothing from a nudge.
+MOVE_FITS: dict[str, frozenset[str]] = {
     "Nudge: move one element of the solution (a point, a coordinate, a value) by a small "
-    "random amount.",
-    "Swap: exchange two elements of the solution (two positions in an order, two values).",
+    "random amount.": frozenset({"numbers", "integers"}),
+    "Swap: exchange two elements of the solution (two positions in an order, two values).":
+        frozenset({"order", "integers", "text"}),
     "Reverse: reverse a random segment of an ordering (the 2-opt move of a tour), or mirror "
-    "one part of the solution.",
-    "Relocate: take one element out and put it back at a random new place.",
+    "one part of the solution.": frozenset({"order", "text"}),
+    "Relocate: take one element out and put it back at a random new place.":
+        frozenset({"order", "integers", "numbers"}),
     "Several small moves: nudge a few elements at once by amounts drawn from a normal "
-    "distribution whose width is a fraction of the solution's scale.",
-)
+    "distribution whose width is a fraction of the solution's scale.": frozenset({"numbers"}),
+}
+STEP_MOVES: tuple[str, ...] = tuple(MOVE_FITS)
+
+
+def unfitting_moves(parts: Sequence[str]) -> frozenset[str]:
+    """The general moves that fit none of the solution's parts (their kinds, as the score
+    check found them); none when a part's kind is unknown or not found."""
+    if not parts or "other" in parts:
+        return frozenset()
+    return frozenset(move for move, fits in MOVE_FITS.items() if not fits & set(parts))
+
+
 GENERAL_STRATEGIES: tuple[str, ...] = (
     LOCAL_SEARCH,
     SIMULATED_ANNEALING,
@@ -180,8 +195,10 @@ class StrategyMenu:
 
     # ------------------------------------------------------------------ the draw
 
-    def weights(self, parent_id: int, moves: bool = False) -> dict[str, float]:
-        """Over the menu of strategies, or (``moves``) over an improvement step's moves."""
+    def weights(self, parent_id: int, moves: bool = False,
+                exclude: Collection[str] = ()) -> dict[str, float]:
+        """Over the menu of strategies, or (``moves``) over an improvement step's moves but
+        those in ``exclude`` (unless that leaves none)."""
         rates = self.success_rates()
         gains = self.move_gains() if moves else None
         if gains is not None:
@@ -189,13 +206,18 @@ class StrategyMenu:
         tried = self.tried_by_lineage(parent_id)
         raw = {text: rates.get(text, PRIOR_SUCCESS_RATE)
                * (TRIED_IN_LINEAGE_FACTOR if text in tried else 1.0)
-               for text in (self.moves if moves else self.strategies)}
+               for text in self._offered(self.moves if moves else self.strategies, exclude)}
         total = sum(raw.values())
         return {text: weight / total for text, weight in raw.items()} if total > 0 else {}
 
-    def choose(self, rng: np.random.Generator, parent_id: int,
-               moves: bool = False) -> StrategyChoice | None:
-        weights = self.weights(parent_id, moves)
+    @staticmethod
+    def _offered(menu: Sequence[str], exclude: Collection[str]) -> Sequence[str]:
+        kept = [text for text in menu if text not in exclude]
+        return kept or menu
+
+    def choose(self, rng: np.random.Generator, parent_id: int, moves: bool = False,
+               exclude: Collection[str] = ()) -> StrategyChoice | None:
+        weights = self.weights(parent_id, moves, exclude)
         if not weights:
             return None
         texts = list(weights)

@@ -19,6 +19,7 @@ from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.mutate.step.score_check import (
     judge,
+    reported_parts,
     reported_score,
     score_text,
     variant_sources,
@@ -57,6 +58,7 @@ class StepScoreCheck(LoopHook):
     async def _check(self, wired: Any, work_dir: Path) -> tuple[bool, str]:
         evaluator: list[float | None] = []
         model: list[float | None] = []
+        parts: list[str] = []
         try:
             variants = variant_sources(wired, self.count)
         except Exception as error:  # a child the variants cannot be built from: evaluate it
@@ -67,12 +69,13 @@ class StepScoreCheck(LoopHook):
             valid = result.correct and result.combined_score is not None
             evaluator.append(self.objective.fitness(result.combined_score) if valid else None)
             model.append(reported_score(result.stderr))
+            parts = parts or reported_parts(result.stderr)
         verdict = judge(evaluator, model)
         self.recorder.emit(StepScoreChecked(
             candidate_id=int(work_dir.name) if work_dir.name.isdigit() else None,
             accepted=verdict.accepted, reason=verdict.reason, evaluator=evaluator,
             model=[None if m is None or math.isnan(m) else m for m in model],
-            evaluator_ignores_solution=verdict.ignores_solution))
+            evaluator_ignores_solution=verdict.ignores_solution, solution_parts=parts))
         return verdict.accepted, verdict.reason
 
     def restore(self) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.store_queries import add_candidate
 
 from cambrian.config import MutationConfig
 from cambrian.meta.move_menu import moves_grammar, parse_moves
@@ -19,11 +20,15 @@ from cambrian.mutate.step.intent import IMPROVE_STEP
 from cambrian.mutate.step.python import scaffold
 from cambrian.mutate.step.score_check import (
     MARKER,
+    PARTS_MARKER,
     judge,
+    reported_parts,
     reported_score,
     variant_sources,
     written_score,
 )
+from cambrian.mutate.strategies import STEP_MOVES, StrategyMenu, unfitting_moves
+from cambrian.store.store import Store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -128,8 +133,11 @@ def test_variants_perturb_the_built_solution_and_report_the_models_score(capfd):
     changed = 0
     for index, variant in enumerate(variants):
         centers, radii, _ = _run(variant)
-        reported = reported_score(capfd.readouterr().err)
+        err = capfd.readouterr().err
+        reported = reported_score(err)
         assert reported == pytest.approx(float(np.sum(radii)))
+        # The built variant says what the solution is made of: two arrays of numbers.
+        assert reported_parts(err) == (["numbers", "numbers"] if index == 0 else [])
         if index == 0:
             built = (centers, radii)
         else:
@@ -162,3 +170,30 @@ def test_the_run_opens_with_the_step_where_a_parent_allows_it():
         first = Counter(plain.choose(np.random.default_rng(seed), 0, True).name
                         for seed in range(60))
         assert 0 < first["improve_step"] < 40
+
+
+def test_only_the_moves_that_fit_the_solutions_parts_are_offered(tmp_path: Path):
+    """A packing's coordinates (numbers) get no swap or reversed segment, a tour (an order) no
+    nudge; a part of unknown kind, or none found, keeps every move."""
+    nudge, swap, reverse, relocate, several = STEP_MOVES
+    assert unfitting_moves(["numbers", "numbers"]) == {swap, reverse}
+    assert unfitting_moves(["order"]) == {nudge, several}
+    assert unfitting_moves(["numbers", "other"]) == frozenset()
+    assert unfitting_moves([]) == frozenset()
+    assert reported_parts(f"{PARTS_MARKER} order,numbers\n") == ["order", "numbers"]
+    assert reported_parts(f"{PARTS_MARKER} rubbish\n") == []
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        menu = StrategyMenu([], store, moves=["Derived: the task's own move", *STEP_MOVES])
+        parent = add_candidate(store, generation=0, island=0, parent_id=None, operator="init",
+                               status="correct", language="python", source="x = 1\n")
+        weights = menu.weights(parent, moves=True, exclude=unfitting_moves(["numbers"]))
+        assert set(weights) == {"Derived: the task's own move", nudge, relocate, several}
+        rng = np.random.default_rng(0)
+        drawn = {menu.choose(rng, parent, moves=True, exclude={swap, reverse}).text
+                 for _ in range(200)}
+        assert swap not in drawn and reverse not in drawn and nudge in drawn
+        # Excluding every move offers them all rather than none.
+        assert set(menu.weights(parent, moves=True, exclude=set(menu.moves))) == set(menu.moves)
+    finally:
+        store.close()

@@ -19,6 +19,7 @@ from cambrian.config import build_config
 from cambrian.core.events import IntentBanditSnapshot, MovesDerived, StepScoreChecked
 from cambrian.core.objective import MAXIMIZE
 from cambrian.mutate.schedule import build_mutation_schedule
+from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.status import run_status
 from cambrian.store.store import Store
 
@@ -259,5 +260,27 @@ def test_the_step_stops_once_the_evaluator_ignores_the_solution_twice(tmp_path: 
         last = store.candidates.list()[-5:]
         assert all(r.notes.get("intent") == "refinement" for r in last), [
             (r.id, r.notes.get("intent")) for r in store.candidates.list()]
+    finally:
+        store.close()
+
+
+def test_the_moves_drawn_fit_what_the_solution_is_made_of(tmp_path: Path):
+    """The check finds the solution an array of numbers; the general moves for orders (swap,
+    reverse) are then never drawn, the numeric ones and the derived ones are."""
+    store = run(tmp_path, RIGHT_SCORE, generations=14, settings=(
+        "mutation.types=[improve_step]", "database.num_islands=1",
+        "mutation.general_moves=true"))
+    try:
+        checks = store.events.of_type(StepScoreChecked)
+        assert checks and checks[0].solution_parts == ["numbers"]
+        checked_at = store.events.list(StepScoreChecked)[0].created_at
+        moves = [r for r in store.candidates.list()
+                 if r.notes.get("focus_function") == "change_build"]
+        # (a move drawn while the first score was being checked could still be any)
+        late = [r.notes["strategy"] for r in moves if r.created_at > checked_at + 1][1:]
+        assert len(late) >= 4, [r.notes["strategy"][:20] for r in moves]
+        orders = {m for m in STEP_MOVES if m.startswith(("Swap", "Reverse"))}
+        assert not orders & set(late), late
+        assert set(late) - set(store.events.of_type(MovesDerived)[0].moves)  # general ones too
     finally:
         store.close()

@@ -22,7 +22,7 @@ from cambrian.mutate.step.score_feedback import NOTE_TAG as REFUSED_NOTE
 from cambrian.mutate.step.score_feedback import refused_score_note
 from cambrian.mutate.step.wiring import definition_text, scaffold, step_instruction, with_definition
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
-from cambrian.mutate.strategies import STEP_MOVES
+from cambrian.mutate.strategies import STEP_MOVES, unfitting_moves
 from cambrian.task.program_files import is_bundle
 
 IGNORED_CHECKS = 2  # checks finding the evaluator blind to the solution before the step stops
@@ -51,13 +51,20 @@ class StepIntent(MutationIntent):
         """Whether checks of two scores found that the evaluator rates every changed solution
         as the one built (function_minimum's scores the calls of f, not the point returned):
         no step can raise such a score, so the run stops spending proposals on it."""
-        seen = services.cache(self.name + ":ignored")
+        return self._checks(services).get("ignored", 0) >= IGNORED_CHECKS
+
+    def _checks(self, services: IntentServices) -> dict[str, Any]:
+        """What the run's score checks found so far, read incrementally: how many found the
+        evaluator blind to the solution, and the kinds of the solution's parts."""
+        seen = services.cache(self.name + ":checks")
         for stored in services.store.events.list(StepScoreChecked, after_id=seen.get("after", 0)):
             seen["after"] = stored.id
-            if isinstance(stored.event, StepScoreChecked) \
-                    and stored.event.evaluator_ignores_solution:
-                seen["count"] = seen.get("count", 0) + 1
-        return seen.get("count", 0) >= IGNORED_CHECKS
+            if not isinstance(stored.event, StepScoreChecked):
+                continue
+            seen["ignored"] = seen.get("ignored", 0) + stored.event.evaluator_ignores_solution
+            if stored.event.solution_parts:
+                seen["parts"] = list(stored.event.solution_parts)
+        return seen
 
     def _scored_child(self, parent_id: int, services: IntentServices) -> int | None:
         """The newest correct child of the parent whose step has its score written and its
@@ -121,7 +128,8 @@ class StepIntent(MutationIntent):
             if refused is not None:
                 notes, tags[REFUSED_NOTE] = (refused[0],), refused[1]
         if tags[FOCUS_NOTE] == step.change and services.strategies is not None:
-            choice = services.strategies.choose(rng, parent_id, moves=True)
+            unfitting = unfitting_moves(self._checks(services).get("parts", ()))
+            choice = services.strategies.choose(rng, parent_id, moves=True, exclude=unfitting)
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text
         # The model works on the parent with the step wired in (it behaves the same).

@@ -25,7 +25,12 @@ from cambrian.mutate.step.wiring import _normalised, definition_text, scaffold, 
 
 MARKER = "CAMBRIAN_STEP_SCORE"
 _REPORTED = re.compile(rf"^{MARKER} (\S+)$", re.MULTILINE)
+PARTS_MARKER = "CAMBRIAN_STEP_PARTS"
+_PARTS = re.compile(rf"^{PARTS_MARKER} ([a-z,]*)$", re.MULTILINE)
 PERTURB = "_cambrian_perturb"
+KINDS = "_cambrian_kinds"
+# What a part of a solution is made of, as the built variant reports it (which moves fit).
+PART_KINDS = ("order", "integers", "numbers", "text", "other")
 
 # Appended to each variant: a seeded small change of one part of the solution.
 PERTURB_SOURCE = f'''
@@ -88,6 +93,38 @@ def {PERTURB}(parts, seed):
     k = rng.randrange(len(parts))
     parts[k] = change(parts[k])
     return parts
+
+
+def {KINDS}(parts):
+    """Each part's kind: an order (distinct integers), integers, numbers, text or other."""
+    def kind(value):
+        if isinstance(value, bool):
+            return "other"
+        if isinstance(value, str):
+            return "text"
+        if isinstance(value, (int, float)):
+            return "numbers"
+        try:
+            import numpy as np
+            if isinstance(value, np.ndarray):
+                if value.dtype.kind == "f":
+                    return "numbers"
+                if value.dtype.kind in "iu":
+                    flat = value.reshape(-1).tolist()
+                    return "order" if value.ndim == 1 and len(set(flat)) == len(flat) > 1 \
+                        else "integers"
+                return "other"
+        except ImportError:
+            pass
+        if isinstance(value, (list, tuple)) and value:
+            items = list(value)
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+                return "order" if len(set(items)) == len(items) > 1 else "integers"
+            inner = {{kind(v) for v in items}}
+            return inner.pop() if len(inner) == 1 and inner <= {{"numbers", "text"}} \
+                else ("numbers" if inner <= {{"numbers", "integers"}} else "other")
+        return "other"
+    return [kind(part) for part in parts]
 '''
 
 
@@ -132,8 +169,10 @@ def variant_sources(wired: Scaffold, count: int) -> list[str]:
             f"    {parts}, = {BUILD_PREFIX}{wired.entry}({inputs}),"
             if len(wired.solution) == 1 else
             f"    {parts} = {BUILD_PREFIX}{wired.entry}({inputs})",
-            f"    {parts}, = {PERTURB}({packed}, {seed})",
             "    import sys as _cambrian_sys",
+            *([f'    print("{PARTS_MARKER}", ",".join({KINDS}({packed})), '
+               "file=_cambrian_sys.stderr, flush=True)"] if seed == 0 else []),
+            f"    {parts}, = {PERTURB}({packed}, {seed})",
             "    try:",
             f"        _cambrian_value = float({wired.score}({given}))",
             "    except Exception:",
@@ -158,6 +197,14 @@ def reported_score(stderr: str) -> float | None:
     except ValueError:
         return math.nan
     return total if math.isfinite(total) else math.nan
+
+
+def reported_parts(stderr: str) -> list[str]:
+    """The kinds of the solution's parts the built variant reported (its first call's);
+    empty when it reported none."""
+    found = _PARTS.search(stderr or "")
+    kinds = found.group(1).split(",") if found else []
+    return kinds if kinds and all(k in PART_KINDS for k in kinds) else []
 
 
 @dataclass(frozen=True)
