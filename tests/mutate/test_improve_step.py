@@ -30,6 +30,7 @@ from cambrian.mutate.step.python import (
     step_instruction,
     unwritten_step_error,
 )
+from cambrian.mutate.step.score_check import variant_sources, written_score
 from cambrian.mutate.strategies import STEP_MOVES
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
@@ -84,6 +85,32 @@ def test_the_step_takes_what_the_entry_returned_by_name():
     tour = scaffold((EXAMPLES / "tsp_tour" / "initial.py").read_text())
     assert tour.parameters == ("points", "tour")
     assert scaffold(tour.source) == tour  # found again in a child, names and all
+
+
+def test_the_entry_keeps_its_defaults_for_callers_that_rely_on_them(tmp_path: Path):
+    """OpenEvolve's function minimisation calls ``search_algorithm()`` with no arguments: the
+    wired entry and the score check's variants keep ``iterations=1000, bounds=(-5, 5)``."""
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "task_folders" \
+        / "openevolve_function_minimization"
+    source = (folder / "initial_program.py").read_text()
+    wired = scaffold(source)
+    assert wired is not None and wired.entry == "search_algorithm"
+    assert wired.inputs == ("iterations", "bounds")
+    assert "def search_algorithm(iterations=1000, bounds=(-5, 5)):" in wired.source
+    child = wired.source.replace(
+        "    return 0.0", "    return -float(evaluate_function(best_x, best_y))")
+    program = tmp_path / "child.py"
+    program.write_text(child)
+    np.random.seed(0)
+    x, y, _ = runpy.run_path(str(program))["run_search"]()
+    assert abs(x) <= 5 and abs(y) <= 5
+    again = scaffold(child)
+    assert again is not None and again.entry_parameters == "iterations=1000, bounds=(-5, 5)"
+    step = written_score(child, wired.source, "python")
+    assert step is not None
+    for index, variant in enumerate(variant_sources(step, 2)):
+        program.write_text(variant)
+        assert len(runpy.run_path(str(program))["run_search"]()) == 3, index
 
 
 def test_the_entry_is_what_the_fixed_code_calls_or_the_only_uncalled_function():

@@ -55,6 +55,13 @@ class Scaffold:
     stubs: frozenset[str] = frozenset()  # the model's functions that are still the stubs
     language: str = "python"  # cpp.py wires C++ programs
     given: frozenset[str] = frozenset()  # the task's own functions (its score): never asked for
+    signature: str = ""  # the entry's parameters as written (defaults kept); "": ``inputs``
+
+    @property
+    def entry_parameters(self) -> str:
+        """The parameter list of the entry's definition: a caller that relies on a default
+        (OpenEvolve's ``search_algorithm(iterations=1000, ...)``) still can."""
+        return self.signature or ", ".join(self.inputs)
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -168,7 +175,8 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
         stubs = frozenset(name for name, stub in ((score, _is_score_stub),
                                                   (change, _is_change_stub))
                           if stub(functions[name], solution))
-        return Scaffold(source, entry, step, inputs, solution, stubs)
+        return Scaffold(source, entry, step, inputs, solution, stubs,
+                        signature=ast.unparse(node.args))
     if {build, score, change} & set(functions):
         return None
     solution = _returned_names(node, inputs)
@@ -180,6 +188,8 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
     docstring = (lines[first.lineno - 1:first.end_lineno or first.lineno]
                  if has_docstring else [])
     arguments, solved = ", ".join(inputs), ", ".join(solution)
+    signature = ast.unparse(node.args)
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
     parameters = ", ".join((*inputs, *solution))
     listed = " and ".join(f"`{name}`" for name in solution)
     many = len(solution) > 1
@@ -187,7 +197,7 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
     wrapper = [
         "",
         "",
-        f"def {entry}({arguments}):",
+        f"def {entry}({signature}){returns}:",
         *docstring,
         f"    {solved} = {build}({arguments})",
         f"    return {step}({parameters})",
@@ -243,7 +253,8 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
     ]
     end = node.end_lineno or node.lineno
     lines[end:end] = wrapper
-    return Scaffold("\n".join(lines), entry, step, inputs, solution, frozenset((score, change)))
+    return Scaffold("\n".join(lines), entry, step, inputs, solution, frozenset((score, change)),
+                    signature=signature)
 
 
 def _returned(node: ast.FunctionDef) -> ast.expr | None:

@@ -165,7 +165,7 @@ def variant_sources(wired: Scaffold, count: int) -> list[str]:
     variants = []
     for seed in range(count + 1):
         entry = "\n".join([
-            f"def {wired.entry}({inputs}):",
+            f"def {wired.entry}({wired.entry_parameters}):",
             f"    {parts}, = {BUILD_PREFIX}{wired.entry}({inputs}),"
             if len(wired.solution) == 1 else
             f"    {parts} = {BUILD_PREFIX}{wired.entry}({inputs})",
