@@ -311,6 +311,7 @@ class StepScoreChecked(Event):
     model: list[float | None] = field(default_factory=list)
     evaluator_ignores_solution: bool = False  # every changed solution scored as the built one
     solution_parts: list[str] = field(default_factory=list)  # each part's kind (which moves fit)
+    solution_shapes: list[str] = field(default_factory=list)  # each part, as a move gets it
 
 
 @event_kind("moves_derived")

@@ -18,6 +18,7 @@ from cambrian.core.events import StepScoreChecked
 from cambrian.core.hooks import LoopHook
 from cambrian.core.objective import Objective
 from cambrian.mutate.step.score_check import (
+    SolutionPart,
     judge,
     reported_parts,
     reported_score,
@@ -58,7 +59,7 @@ class StepScoreCheck(LoopHook):
     async def _check(self, wired: Any, work_dir: Path) -> tuple[bool, str]:
         evaluator: list[float | None] = []
         model: list[float | None] = []
-        parts: list[str] = []
+        parts: list[SolutionPart] = []
         try:
             variants = variant_sources(wired, self.count)
         except Exception as error:  # a child the variants cannot be built from: evaluate it
@@ -70,12 +71,14 @@ class StepScoreCheck(LoopHook):
             evaluator.append(self.objective.fitness(result.combined_score) if valid else None)
             model.append(reported_score(result.stderr))
             parts = parts or reported_parts(result.stderr)
-        verdict = judge(evaluator, model)
+        verdict = judge(evaluator, model, every_part_changed=self.count >= len(wired.solution))
         self.recorder.emit(StepScoreChecked(
             candidate_id=int(work_dir.name) if work_dir.name.isdigit() else None,
             accepted=verdict.accepted, reason=verdict.reason, evaluator=evaluator,
             model=[None if m is None or math.isnan(m) else m for m in model],
-            evaluator_ignores_solution=verdict.ignores_solution, solution_parts=parts))
+            evaluator_ignores_solution=verdict.ignores_solution,
+            solution_parts=[part.kind for part in parts],
+            solution_shapes=[part.description for part in parts]))
         return verdict.accepted, verdict.reason
 
     def restore(self) -> None:

@@ -97,6 +97,8 @@ def test_the_entry_keeps_its_defaults_for_callers_that_rely_on_them(tmp_path: Pa
     assert wired is not None and wired.entry == "search_algorithm"
     assert wired.inputs == ("iterations", "bounds")
     assert "def search_algorithm(iterations=1000, bounds=(-5, 5)):" in wired.source
+    # one copy of the defaults: the build always gets every input from the wrapper
+    assert "def initial_search_algorithm(iterations, bounds):" in wired.source
     child = wired.source.replace(
         "    return 0.0", "    return -float(evaluate_function(best_x, best_y))")
     program = tmp_path / "child.py"

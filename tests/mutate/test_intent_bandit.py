@@ -21,6 +21,8 @@ from cambrian.mutate.step.python import scaffold
 from cambrian.mutate.step.score_check import (
     MARKER,
     PARTS_MARKER,
+    PERTURB_SOURCE,
+    SolutionPart,
     judge,
     reported_parts,
     reported_score,
@@ -117,6 +119,14 @@ def test_the_judge_refuses_an_opposite_or_blind_score_and_skips_invalid_solution
     assert judge([1.0, None, None], [1.0, 2.0, 3.0]).reason.startswith("unchecked")
     blind_evaluator = judge([1.0, 1.0, 1.0, None], [1.0, 2.0, 0.5, 9.0])
     assert not blind_evaluator.accepted and "does not depend" in blind_evaluator.reason
+    assert blind_evaluator.ignores_solution
+    # Not said when some part was never changed: the evaluator may read that one.
+    untouched = judge([1.0, 1.0, 1.0, None], [1.0, 2.0, 0.5, 9.0], every_part_changed=False)
+    assert untouched.accepted and not untouched.ignores_solution
+    # A score of a part the evaluator ignores (the reported value, not the point): it moves
+    # where the evaluator does not and stays where the evaluator moves.
+    elsewhere = judge([0.985, 0.985, 0.983, 0.985, 0.981], [-2.5, -2.1, -2.5, -2.1, -2.5])
+    assert not elsewhere.accepted and "measures something else" in elsewhere.reason
 
 
 def test_variants_perturb_the_built_solution_and_report_the_models_score(capfd):
@@ -137,7 +147,10 @@ def test_variants_perturb_the_built_solution_and_report_the_models_score(capfd):
         reported = reported_score(err)
         assert reported == pytest.approx(float(np.sum(radii)))
         # The built variant says what the solution is made of: two arrays of numbers.
-        assert reported_parts(err) == (["numbers", "numbers"] if index == 0 else [])
+        assert reported_parts(err) == ([
+            SolutionPart("numbers", "a numpy array of shape (26, 2), dtype float64"),
+            SolutionPart("numbers", "a numpy array of shape (26,), dtype float64")]
+            if index == 0 else [])
         if index == 0:
             built = (centers, radii)
         else:
@@ -180,8 +193,11 @@ def test_only_the_moves_that_fit_the_solutions_parts_are_offered(tmp_path: Path)
     assert unfitting_moves(["order"]) == {nudge, several}
     assert unfitting_moves(["numbers", "other"]) == frozenset()
     assert unfitting_moves([]) == frozenset()
-    assert reported_parts(f"{PARTS_MARKER} order,numbers\n") == ["order", "numbers"]
-    assert reported_parts(f"{PARTS_MARKER} rubbish\n") == []
+    assert reported_parts(f'{PARTS_MARKER} [["order", "a list"]]\n') == [
+        SolutionPart("order", "a list")]
+    assert reported_parts(f'{PARTS_MARKER} [["rubbish", "a list"]]\n') == []
+    assert reported_parts(f"{PARTS_MARKER} [1, 2\n") == []
+
     store = Store.open(tmp_path / "run", create=True)
     try:
         menu = StrategyMenu([], store, moves=["Derived: the task's own move", *STEP_MOVES])
@@ -197,3 +213,22 @@ def test_only_the_moves_that_fit_the_solutions_parts_are_offered(tmp_path: Path)
         assert set(menu.weights(parent, moves=True, exclude=set(menu.moves))) == set(menu.moves)
     finally:
         store.close()
+
+
+def test_the_parts_of_a_solution_are_told_apart_by_kind():
+    namespace: dict = {}
+    exec(PERTURB_SOURCE, namespace)
+    kinds = namespace["_cambrian_kinds"]
+    tour = list(range(5))[::-1]
+    cases = [
+        ((np.zeros((26, 2)), np.ones(26)), ["numbers", "numbers"]),
+        ((tour, np.array(tour)), ["order", "order"]),
+        (([3, 7, 10],), ["integers"]),  # chosen indices, not an order
+        (([[1, 1], [2, 2]], [[0, 1], [1, 1]], np.array([[1, 1], [2, 2]])),
+         ["integers", "integers", "integers"]),  # a grid, as lists or as an array
+        (([(0.1, 0.2), (0.3, 4)], 1.5, np.float64(2.0), 3), ["numbers"] * 3 + ["integers"]),
+        (("abc", ["ab", "c"], [{"a": 1}], True), ["text", "text", "other", "other"]),
+    ]
+    for parts, expected in cases:
+        assert [kind for kind, _ in kinds(parts)] == expected, parts
+    assert kinds((1.5, [0, 2, 1]))[1][1] == "a list of 3 items of a int, ..."

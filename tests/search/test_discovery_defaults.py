@@ -67,11 +67,11 @@ WRONG_SCORE = "return float(np.sum((values - 0.3) ** 2))"  # the opposite order
 def responder(score_line: str, after_refusal: str | None = None,
               prompts: list[str] | None = None):
     """The script: ``score_line`` as the score, ``after_refusal`` once the prompt shows a
-    refused score; each score prompt's user message appended to ``prompts``."""
+    refused score; each step prompt's user message appended to ``prompts``."""
     def reply(messages: list[dict[str, str]], index: int) -> str:
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         user = messages[-1]["content"]
-        if "Write `score_build" in user and prompts is not None:
+        if "Write `" in user and "_build(n, values)" in user and prompts is not None:
             prompts.append(user)
         line = (after_refusal if after_refusal and "was refused" in user else score_line)
         line = line.replace("{index}", str(index))
@@ -224,6 +224,7 @@ def test_a_refused_score_is_shown_to_the_next_score_proposal(tmp_path: Path):
         checks = store.events.of_type(StepScoreChecked)
         assert [c.accepted for c in checks] == [False, True], [c.reason for c in checks]
         # (proposals made while the first score was being checked could not show it)
+        asked = [a for a in asked if "Write `score_build" in a]
         assert "was refused" not in asked[0]
         shown = next(a for a in asked if "was refused" in a)
         assert "Your previous `score_build` was refused" in shown
@@ -267,20 +268,26 @@ def test_the_step_stops_once_the_evaluator_ignores_the_solution_twice(tmp_path: 
 def test_the_moves_drawn_fit_what_the_solution_is_made_of(tmp_path: Path):
     """The check finds the solution an array of numbers; the general moves for orders (swap,
     reverse) are then never drawn, the numeric ones and the derived ones are."""
+    asked: list[str] = []
     store = run(tmp_path, RIGHT_SCORE, generations=14, settings=(
         "mutation.types=[improve_step]", "database.num_islands=1",
-        "mutation.general_moves=true"))
+        "mutation.general_moves=true"), asked=asked)
     try:
         checks = store.events.of_type(StepScoreChecked)
         assert checks and checks[0].solution_parts == ["numbers"]
+        assert checks[0].solution_shapes == ["a numpy array of shape (5,), dtype float64"]
         checked_at = store.events.list(StepScoreChecked)[0].created_at
         moves = [r for r in store.candidates.list()
                  if r.notes.get("focus_function") == "change_build"]
-        # (a move drawn while the first score was being checked could still be any)
-        late = [r.notes["strategy"] for r in moves if r.created_at > checked_at + 1][1:]
+        # (one move recorded after the check could have been drawn while it ran)
+        late = [r.notes["strategy"] for r in moves if r.created_at > checked_at][1:]
         assert len(late) >= 4, [r.notes["strategy"][:20] for r in moves]
         orders = {m for m in STEP_MOVES if m.startswith(("Swap", "Reverse"))}
         assert not orders & set(late), late
         assert set(late) - set(store.events.of_type(MovesDerived)[0].moves)  # general ones too
+        # Once checked, a step proposal is told what the solution is made of.
+        told = "The solution's parts, as the program builds them: `values` is a numpy array " \
+               "of shape (5,), dtype float64."
+        assert told not in asked[0] and told in asked[-1]
     finally:
         store.close()

@@ -51,20 +51,35 @@ class StepIntent(MutationIntent):
         """Whether checks of two scores found that the evaluator rates every changed solution
         as the one built (function_minimum's scores the calls of f, not the point returned):
         no step can raise such a score, so the run stops spending proposals on it."""
-        return self._checks(services).get("ignored", 0) >= IGNORED_CHECKS
+        checks = self._checks(services)
+        return not checks.get("agreed") and checks.get("ignored", 0) >= IGNORED_CHECKS
 
     def _checks(self, services: IntentServices) -> dict[str, Any]:
         """What the run's score checks found so far, read incrementally: how many found the
-        evaluator blind to the solution, and the kinds of the solution's parts."""
+        evaluator blind to the solution, whether one found it agreeing with a score (it then
+        does read the solution), and the solution's parts: their kinds and descriptions."""
         seen = services.cache(self.name + ":checks")
         for stored in services.store.events.list(StepScoreChecked, after_id=seen.get("after", 0)):
             seen["after"] = stored.id
-            if not isinstance(stored.event, StepScoreChecked):
+            check = stored.event
+            if not isinstance(check, StepScoreChecked):
                 continue
-            seen["ignored"] = seen.get("ignored", 0) + stored.event.evaluator_ignores_solution
-            if stored.event.solution_parts:
-                seen["parts"] = list(stored.event.solution_parts)
+            seen["ignored"] = seen.get("ignored", 0) + check.evaluator_ignores_solution
+            seen["agreed"] = seen.get("agreed") or (check.accepted
+                                                     and check.reason.startswith("agrees"))
+            if check.solution_parts:
+                seen["parts"] = list(check.solution_parts)
+                seen["shapes"] = list(check.solution_shapes)
         return seen
+
+    def _parts_note(self, step: Scaffold, services: IntentServices) -> tuple[str, ...]:
+        """What each part of the solution is, as the score check found the program builds it
+        (a 1.5B model took a float for an array and called ``len`` on it)."""
+        shapes = self._checks(services).get("shapes") or []
+        if len(shapes) != len(step.solution):
+            return ()
+        return ("The solution's parts, as the program builds them: " + "; ".join(
+            f"`{name}` is {shape}" for name, shape in zip(step.solution, shapes)) + ".",)
 
     def _scored_child(self, parent_id: int, services: IntentServices) -> int | None:
         """The newest correct child of the parent whose step has its score written and its
@@ -122,11 +137,11 @@ class StepIntent(MutationIntent):
                 if reused is not None:
                     step, source = reused, reused.source
         tags: dict[str, Any] = {FOCUS_NOTE: step.to_write(rng)}
-        notes: tuple[str, ...] = ()
+        notes = self._parts_note(step, services)
         if tags[FOCUS_NOTE] == step.score and services.language is not None:
             refused = refused_score_note(services.store, step.score, services.language)
             if refused is not None:
-                notes, tags[REFUSED_NOTE] = (refused[0],), refused[1]
+                notes, tags[REFUSED_NOTE] = (refused[0], *notes), refused[1]
         if tags[FOCUS_NOTE] == step.change and services.strategies is not None:
             unfitting = unfitting_moves(self._checks(services).get("parts", ()))
             choice = services.strategies.choose(rng, parent_id, moves=True, exclude=unfitting)

@@ -25,6 +25,7 @@ parameters, decorators or recursion are left alone.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -253,6 +254,12 @@ def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold
     ]
     end = node.end_lineno or node.lineno
     lines[end:end] = wrapper
+    if first.lineno > node.lineno and (node.args.defaults or any(node.args.kw_defaults)):
+        # The wrapper holds the defaults; the build always gets every input from it, and a
+        # default left here would be one a tuning edit changes to no effect.
+        bare = copy.copy(node.args)
+        bare.defaults, bare.kw_defaults = [], [None] * len(node.args.kwonlyargs)
+        lines[header:first.lineno - 1] = [f"def {build}({ast.unparse(bare)}){returns}:"]
     return Scaffold("\n".join(lines), entry, step, inputs, solution, frozenset((score, change)),
                     signature=signature)
 

@@ -14,6 +14,7 @@ improving it. ``judge`` compares the two orders on the variants the evaluator fo
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from cambrian.mutate.step.wiring import _normalised, definition_text, scaffold, 
 MARKER = "CAMBRIAN_STEP_SCORE"
 _REPORTED = re.compile(rf"^{MARKER} (\S+)$", re.MULTILINE)
 PARTS_MARKER = "CAMBRIAN_STEP_PARTS"
-_PARTS = re.compile(rf"^{PARTS_MARKER} ([a-z,]*)$", re.MULTILINE)
+_PARTS = re.compile(rf"^{PARTS_MARKER} (\[.*\])$", re.MULTILINE)
 PERTURB = "_cambrian_perturb"
 KINDS = "_cambrian_kinds"
 # What a part of a solution is made of, as the built variant reports it (which moves fit).
@@ -90,41 +91,63 @@ def {PERTURB}(parts, seed):
             return number(float(value), 0.0)
         return value
 
-    k = rng.randrange(len(parts))
+    k = (seed - 1) % len(parts)  # each part in turn: every part is changed by some variant
     parts[k] = change(parts[k])
     return parts
 
 
 def {KINDS}(parts):
-    """Each part's kind: an order (distinct integers), integers, numbers, text or other."""
+    """Each part as [kind, description]: its kind an order (a permutation of a range of
+    integers), integers, numbers, text or other; its description what the move gets."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+
     def kind(value):
         if isinstance(value, bool):
             return "other"
         if isinstance(value, str):
             return "text"
-        if isinstance(value, (int, float)):
+        if isinstance(value, int):
+            return "integers"
+        if isinstance(value, float):
             return "numbers"
-        try:
-            import numpy as np
-            if isinstance(value, np.ndarray):
-                if value.dtype.kind == "f":
-                    return "numbers"
-                if value.dtype.kind in "iu":
-                    flat = value.reshape(-1).tolist()
-                    return "order" if value.ndim == 1 and len(set(flat)) == len(flat) > 1 \
-                        else "integers"
-                return "other"
-        except ImportError:
-            pass
+        if np is not None and isinstance(value, np.generic):
+            return kind(value.item())
+        if np is not None and isinstance(value, np.ndarray):
+            if value.dtype.kind == "f":
+                return "numbers"
+            if value.dtype.kind in "iu":
+                return ordering(value.reshape(-1).tolist()) if value.ndim == 1 else "integers"
+            return "other"
         if isinstance(value, (list, tuple)) and value:
             items = list(value)
             if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-                return "order" if len(set(items)) == len(items) > 1 else "integers"
+                return ordering(items)
             inner = {{kind(v) for v in items}}
-            return inner.pop() if len(inner) == 1 and inner <= {{"numbers", "text"}} \
-                else ("numbers" if inner <= {{"numbers", "integers"}} else "other")
+            if inner <= {{"integers", "order"}}:
+                return "integers"
+            if inner <= {{"numbers", "integers", "order"}}:
+                return "numbers"
+            return "text" if inner == {{"text"}} else "other"
         return "other"
-    return [kind(part) for part in parts]
+
+    def ordering(items):
+        return "order" if len(items) > 1 and sorted(items) == list(
+            range(min(items), min(items) + len(items))) else "integers"
+
+    def described(value):
+        if np is not None and isinstance(value, np.ndarray):
+            return f"a numpy array of shape {{value.shape}}, dtype {{value.dtype}}"
+        if isinstance(value, (list, tuple)):
+            first = f" of {{described(value[0])}}, ..." if value else ""
+            return f"a {{type(value).__name__}} of {{len(value)}} items{{first}}"
+        if isinstance(value, str):
+            return f"a string of {{len(value)}} characters"
+        return f"a {{type(value).__name__}}"
+
+    return [[kind(part), described(part)[:160]] for part in parts]
 '''
 
 
@@ -170,8 +193,13 @@ def variant_sources(wired: Scaffold, count: int) -> list[str]:
             if len(wired.solution) == 1 else
             f"    {parts} = {BUILD_PREFIX}{wired.entry}({inputs})",
             "    import sys as _cambrian_sys",
-            *([f'    print("{PARTS_MARKER}", ",".join({KINDS}({packed})), '
-               "file=_cambrian_sys.stderr, flush=True)"] if seed == 0 else []),
+            *([  # what the solution is made of (which moves fit it, what a move gets)
+                "    try:",
+                "        import json as _cambrian_json",
+                f'        print("{PARTS_MARKER}", _cambrian_json.dumps({KINDS}({packed})), '
+                "file=_cambrian_sys.stderr, flush=True)",
+                "    except Exception:",
+                "        pass"] if seed == 0 else []),
             f"    {parts}, = {PERTURB}({packed}, {seed})",
             "    try:",
             f"        _cambrian_value = float({wired.score}({given}))",
@@ -199,12 +227,22 @@ def reported_score(stderr: str) -> float | None:
     return total if math.isfinite(total) else math.nan
 
 
-def reported_parts(stderr: str) -> list[str]:
-    """The kinds of the solution's parts the built variant reported (its first call's);
-    empty when it reported none."""
+@dataclass(frozen=True)
+class SolutionPart:
+    kind: str  # one of PART_KINDS
+    description: str  # "a numpy array of shape (26, 2), dtype float64"
+
+
+def reported_parts(stderr: str) -> list[SolutionPart]:
+    """The solution's parts as the built variant reported them (its first call's); empty
+    when it reported none or something else."""
     found = _PARTS.search(stderr or "")
-    kinds = found.group(1).split(",") if found else []
-    return kinds if kinds and all(k in PART_KINDS for k in kinds) else []
+    try:
+        parts = json.loads(found.group(1)) if found else []
+        reported = [SolutionPart(str(kind), str(text)) for kind, text in parts]
+    except (ValueError, TypeError):
+        return []
+    return reported if all(part.kind in PART_KINDS for part in reported) else []
 
 
 @dataclass(frozen=True)
@@ -218,13 +256,17 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
-def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
+def judge(evaluator: list[float | None], model: list[float | None],
+          every_part_changed: bool = True) -> Verdict:
     """Compare the evaluator's fitness (higher is better; None: invalid) with the model's score
     (None: not reported; NaN: it raised) over the variants (index 0: the solution as built).
     Refused: a score that raised on a valid solution, a pair the two order oppositely, pairs
     the evaluator tells apart that the score rates the same and none it orders alike, or an
     evaluator that scores every changed solution as the built one (function_minimum's scores
-    the calls of f, not the point returned) while the score tells them apart."""
+    the calls of f, not the point returned) while the score tells them apart
+    (``every_part_changed``: only said when some variant changed each part), or a score that
+    both tells apart solutions the evaluator rates the same and rates the same solutions it
+    tells apart (it follows a part the evaluator ignores: a reported value, not the point)."""
     if all(m is None for m in model):
         return Verdict(True, "unchecked: the evaluator's output did not carry the score (it "
                              "may run the program in a process of its own)")
@@ -251,10 +293,14 @@ def judge(evaluator: list[float | None], model: list[float | None]) -> Verdict:
                     f"the score orders solutions against the evaluator: the evaluator rates "
                     f"{_name(better)} above {_name(worse)}, the score gives "
                     f"{model[better]:.6g} < {model[worse]:.6g}"))
+    if flat and unseen:
+        return Verdict(False, "the score measures something else than the evaluator: it "
+                              f"changes where the evaluator's score does not ({unseen} pairs) "
+                              f"and stays the same where the evaluator's changes ({flat} pairs)")
     if flat and not concordant:
         return Verdict(False, "the score rates solutions the evaluator tells apart the same "
                               f"({flat} pairs)")
-    if not concordant and unseen >= 2:
+    if not concordant and unseen >= 2 and every_part_changed:
         return Verdict(False, "the evaluator scores every changed solution as the one built: "
                               "its score does not depend on the solution the program returns, "
                               "so an improvement step cannot raise it", ignores_solution=True)

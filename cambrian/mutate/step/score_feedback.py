@@ -28,7 +28,7 @@ def refused_score_note(store: Store, score: str, language: Language) -> tuple[st
                if check.candidate_id is not None else None)
         if row is None or row.notes.get(FOCUS_NOTE) != score:
             continue
-        if check.accepted:
+        if check.accepted or check.evaluator_ignores_solution:  # nothing to write better
             return None
         text = definition_text(row.source or "", score, language)
         if text is None:
