@@ -18,6 +18,7 @@ from support.scripted_llm import ScriptedLLM, write_counter_task
 from support.store_queries import sql
 
 from cambrian.api import start
+from cambrian.core.events import StepScoreChecked
 from cambrian.core.status import CandidateStatus
 from cambrian.lang.languages import as_language
 from cambrian.mutate.intent import IntentServices
@@ -510,5 +511,45 @@ def test_a_checked_score_is_taken_by_every_parent_and_the_proposal_writes_the_mo
         assert prepared.source is not None and "return solution * 2" in prepared.source
         assert "return n + 1" in prepared.source  # the drawn parent's own build, kept
         assert "return -solution" not in prepared.source
+    finally:
+        store.close()
+
+
+def test_a_refused_score_is_shown_with_the_part_each_copy_changed(tmp_path: Path):
+    """The next score proposal sees the refused score with the evaluator's and its values on
+    each perturbed copy, named by the part the copy changed (OpenEvolve's function
+    minimisation: the 1.5B kept scoring `best_value`, which the evaluator recomputes)."""
+    python = as_language("python")
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "task_folders" \
+        / "openevolve_function_minimization"
+    wired = scaffold((folder / "initial_program.py").read_text())
+    refused = ("def score_search_algorithm(iterations, bounds, best_x, best_y, best_value):\n"
+               "    return -best_value\n")
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        recorder = Recorder(store)
+        first = stored(recorder, None, wired.source, {})
+        child = stored(recorder, first, step_wiring.with_definition(
+            wired.source, "score_search_algorithm", refused, python),
+            {"intent": "improve_step", "focus_function": "score_search_algorithm"},
+            status="rejected")
+        recorder.emit(StepScoreChecked(
+            candidate_id=child, accepted=False, reason="the score measures something else",
+            evaluator=[0.77, 0.74, 0.76, 0.77], model=[13.6, 13.6, 13.6, 13.3],
+            solution_parts=["numbers"] * 3, solution_shapes=["a float"] * 3))
+        services = IntentServices(lambda i: store.candidates.get(i), store, python)
+        prepared = IMPROVE_STEP.prepare(first, services, np.random.default_rng(0))
+        assert prepared.tags["focus_function"] == "score_search_algorithm"
+        assert prepared.tags["refused_score_shown"] == child
+        note = prepared.notes[0]
+        for line in ("- the solution as built: evaluator 0.77, score 13.6",
+                     "- perturbed solution 1 (`best_x` changed): evaluator 0.74, score 13.6",
+                     "- perturbed solution 2 (`best_y` changed): evaluator 0.76, score 13.6",
+                     "- perturbed solution 3 (`best_value` changed): evaluator 0.77, score 13.3",
+                     "    return -best_value"):
+            assert line in note, note
+        assert prepared.notes[1] == ("The solution's parts, as the program builds them: "
+                                     "`best_x` is a float; `best_y` is a float; "
+                                     "`best_value` is a float.")
     finally:
         store.close()

@@ -231,7 +231,7 @@ def test_a_refused_score_is_shown_to_the_next_score_proposal(tmp_path: Path):
         assert "orders solutions against the evaluator" in shown
         built = f"the solution as built: evaluator {checks[0].evaluator[0]:.6g}, " \
                 f"score {checks[0].model[0]:.6g}"
-        assert built in shown and "changed copy 1: evaluator" in shown
+        assert built in shown and "perturbed solution 1: evaluator" in shown
         assert WRONG_SCORE in shown
         refused = store.candidates.list("rejected")[0]
         second = next(r for r in store.candidates.list("correct")

@@ -91,7 +91,7 @@ def {PERTURB}(parts, seed):
             return number(float(value), 0.0)
         return value
 
-    k = (seed - 1) % len(parts)  # each part in turn: every part is changed by some variant
+    k = (seed - 1) % len(parts)  # each part in turn (changed_part): every part changed by one
     parts[k] = change(parts[k])
     return parts
 
@@ -227,6 +227,11 @@ def reported_score(stderr: str) -> float | None:
     return total if math.isfinite(total) else math.nan
 
 
+def changed_part(variant: int, parts: int) -> int:
+    """The part perturbed variant ``variant`` (> 0) changed, as ``PERTURB_SOURCE`` picks it."""
+    return (variant - 1) % parts
+
+
 @dataclass(frozen=True)
 class SolutionPart:
     kind: str  # one of PART_KINDS
@@ -273,7 +278,7 @@ def judge(evaluator: list[float | None], model: list[float | None],
     for index, (e, m) in enumerate(zip(evaluator, model)):
         if e is not None and m is not None and math.isnan(m):
             return Verdict(False, f"the score raised or returned no number on "
-                                  f"{_name(index)}, a valid solution")
+                                  f"{variant_name(index)}, a valid solution")
     concordant, flat, unseen = 0, 0, 0
     for i in range(len(evaluator)):
         for j in range(i + 1, len(evaluator)):
@@ -291,7 +296,7 @@ def judge(evaluator: list[float | None], model: list[float | None],
                 better, worse = (i, j) if e_i > e_j else (j, i)
                 return Verdict(False, (
                     f"the score orders solutions against the evaluator: the evaluator rates "
-                    f"{_name(better)} above {_name(worse)}, the score gives "
+                    f"{variant_name(better)} above {variant_name(worse)}, the score gives "
                     f"{model[better]:.6g} < {model[worse]:.6g}"))
     if flat and unseen:
         return Verdict(False, "the score measures something else than the evaluator: it "
@@ -310,5 +315,5 @@ def judge(evaluator: list[float | None], model: list[float | None],
     return Verdict(True, f"agrees with the evaluator on {concordant} pairs")
 
 
-def _name(index: int) -> str:
+def variant_name(index: int) -> str:
     return "the solution as built" if index == 0 else f"perturbed solution {index}"

@@ -13,7 +13,8 @@ import math
 from cambrian.core.events import StepScoreChecked
 from cambrian.lang.language import Language
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
-from cambrian.mutate.step.wiring import definition_text
+from cambrian.mutate.step.score_check import changed_part, variant_name
+from cambrian.mutate.step.wiring import definition_text, scaffold
 from cambrian.store.store import Store
 
 SHOWN_VARIANTS = 6  # the solution as built and the first perturbed copies
@@ -33,19 +34,26 @@ def refused_score_note(store: Store, score: str, language: Language) -> tuple[st
         text = definition_text(row.source or "", score, language)
         if text is None:
             return None
-        return _note(score, check, text, language), row.id
+        wired = scaffold(row.source or "", language)
+        # Which part each copy changed, where the check says the parts (it changes them in turn).
+        names = (wired.solution if wired is not None and check.solution_parts
+                 and len(wired.solution) == len(check.solution_parts) else ())
+        return _note(score, check, text, language, names), row.id
     return None
 
 
-def _note(score: str, check: StepScoreChecked, text: str, language: Language) -> str:
+def _note(score: str, check: StepScoreChecked, text: str, language: Language,
+          names: tuple[str, ...]) -> str:
     lines = [f"Your previous `{score}` was refused. The framework ran the solution the program "
-             "builds and slightly changed copies of it through the task's evaluator, and "
+             "builds and slightly perturbed copies of it through the task's evaluator, and "
              f"{check.reason}.",
              "The evaluator's fitness (higher is better) and that score's value:"]
     for index, (fitness, value) in enumerate(zip(check.evaluator, check.model)):
         if index >= SHOWN_VARIANTS:
             break
-        name = "the solution as built" if index == 0 else f"changed copy {index}"
+        name = variant_name(index)
+        if index and len(names) > 1:
+            name += f" (`{names[changed_part(index, len(names))]}` changed)"
         lines.append(f"- {name}: evaluator {_number(fitness, 'invalid')}, "
                      f"score {_number(value, 'no number')}")
     lines += [f"The refused `{score}`:", f"```{language.fence_tag}", text.rstrip(), "```",
