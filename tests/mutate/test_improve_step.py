@@ -553,3 +553,33 @@ def test_a_refused_score_is_shown_with_the_part_each_copy_changed(tmp_path: Path
                                      "`best_value` is a float.")
     finally:
         store.close()
+
+
+def test_the_step_stops_after_two_distinct_blind_checks_unless_one_agreed(tmp_path: Path):
+    """Two checks (with different values) finding the evaluator blind to the solution turn
+    the step off; the same score checked again (a resume) counts once; a check that agreed
+    with the evaluator keeps it on."""
+    python = as_language("python")
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        recorder = Recorder(store)
+        first = stored(recorder, None, STEP_TASK, {})
+
+        def check(model: list[float], accepted: bool = False, reason: str = "blind") -> None:
+            recorder.emit(StepScoreChecked(
+                candidate_id=None, accepted=accepted, reason=reason,
+                evaluator=[1.0, 1.0, 1.0], model=model, evaluator_ignores_solution=not accepted))
+
+        def usable() -> bool:  # a fresh run's services each time: rebuilt from the store
+            services = IntentServices(lambda i: store.candidates.get(i), store, python)
+            return IMPROVE_STEP.usable(first, services)
+
+        check([1.0, 2.0, 3.0])
+        check([1.0, 2.0, 3.0])  # the same score, checked again after a resume
+        assert usable()
+        check([5.0, 4.0, 6.0])
+        assert not usable()
+        check([1.0, 2.0, 3.0], accepted=True, reason="agrees with the evaluator on 3 pairs")
+        assert usable()
+    finally:
+        store.close()

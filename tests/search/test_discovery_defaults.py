@@ -249,7 +249,7 @@ BLIND_EVALUATOR = EVALUATOR.replace(
 def test_the_step_stops_once_the_evaluator_ignores_the_solution_twice(tmp_path: Path):
     """An evaluator that rates every changed solution as the built one (it scores something
     else than the solution returned): after two scores checked so, the step is not proposed."""
-    store = run(tmp_path, "return -float(np.sum((values - 0.3) ** 2)) + 0 * {index}",
+    store = run(tmp_path, "return -float(np.sum((values - 0.3) ** 2)) + {index}",
                 generations=12, evaluator=BLIND_EVALUATOR, settings=(
                     "mutation.types=[improve_step, refinement]", "database.num_islands=1",
                     "mutation.opening=[]"))

@@ -52,19 +52,22 @@ class StepIntent(MutationIntent):
         as the one built (function_minimum's scores the calls of f, not the point returned):
         no step can raise such a score, so the run stops spending proposals on it."""
         checks = self._checks(services)
-        return not checks.get("agreed") and checks.get("ignored", 0) >= IGNORED_CHECKS
+        return not checks.get("agreed") and len(checks.get("ignored", ())) >= IGNORED_CHECKS
 
     def _checks(self, services: IntentServices) -> dict[str, Any]:
-        """What the run's score checks found so far, read incrementally: how many found the
-        evaluator blind to the solution, whether one found it agreeing with a score (it then
-        does read the solution), and the solution's parts: their kinds and descriptions."""
+        """What the run's score checks found so far, read incrementally: those that found the
+        evaluator blind to the solution (by their values: a score checked again after a resume
+        counts once), whether one found it agreeing with a score (it then does read the
+        solution), and the solution's parts: their kinds and descriptions."""
         seen = services.cache(self.name + ":checks")
         for stored in services.store.events.list(StepScoreChecked, after_id=seen.get("after", 0)):
             seen["after"] = stored.id
             check = stored.event
             if not isinstance(check, StepScoreChecked):
                 continue
-            seen["ignored"] = seen.get("ignored", 0) + check.evaluator_ignores_solution
+            if check.evaluator_ignores_solution:  # the same score checked again counts once
+                seen.setdefault("ignored", set()).add((tuple(check.evaluator),
+                                                       tuple(check.model)))
             seen["agreed"] = seen.get("agreed") or (check.accepted
                                                      and check.reason.startswith("agrees"))
             if check.solution_parts:
