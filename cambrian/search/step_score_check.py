@@ -20,6 +20,7 @@ from cambrian.core.objective import Objective
 from cambrian.mutate.step.score_check import (
     SolutionPart,
     judge,
+    reported_error,
     reported_parts,
     reported_score,
     score_text,
@@ -60,6 +61,7 @@ class StepScoreCheck(LoopHook):
         evaluator: list[float | None] = []
         model: list[float | None] = []
         parts: list[SolutionPart] = []
+        errors: list[str] = []
         try:
             variants = variant_sources(wired, self.count)
         except Exception as error:  # a child the variants cannot be built from: evaluate it
@@ -70,8 +72,10 @@ class StepScoreCheck(LoopHook):
             valid = result.correct and result.combined_score is not None
             evaluator.append(self.objective.fitness(result.combined_score) if valid else None)
             model.append(reported_score(result.stderr))
+            errors.append(reported_error(result.stderr))
             parts = parts or reported_parts(result.stderr)
-        verdict = judge(evaluator, model, every_part_changed=self.count >= len(wired.solution))
+        verdict = judge(evaluator, model, every_part_changed=self.count >= len(wired.solution),
+                        errors=errors)
         self.recorder.emit(StepScoreChecked(
             candidate_id=int(work_dir.name) if work_dir.name.isdigit() else None,
             accepted=verdict.accepted, reason=verdict.reason, evaluator=evaluator,

@@ -24,6 +24,7 @@ from cambrian.mutate.step.score_check import (
     PERTURB_SOURCE,
     SolutionPart,
     judge,
+    reported_error,
     reported_parts,
     reported_score,
     variant_sources,
@@ -115,6 +116,9 @@ def test_the_judge_refuses_an_opposite_or_blind_score_and_skips_invalid_solution
     assert not blind.accepted and "the same" in blind.reason
     raised = judge(evaluator, [math.nan, None, None, None])
     assert not raised.accepted and "raised" in raised.reason
+    said = judge(evaluator, [math.nan, None, None, None],
+                 errors=["NameError: name 'n' is not defined", "", "", ""])
+    assert said.reason.endswith("a valid solution (NameError: name 'n' is not defined)")
     assert judge(evaluator, [None] * 4).reason.startswith("unchecked")
     assert judge([1.0, None, None], [1.0, 2.0, 3.0]).reason.startswith("unchecked")
     blind_evaluator = judge([1.0, 1.0, 1.0, None], [1.0, 2.0, 0.5, 9.0])
@@ -231,4 +235,20 @@ def test_the_parts_of_a_solution_are_told_apart_by_kind():
     ]
     for parts, expected in cases:
         assert [kind for kind, _ in kinds(parts)] == expected, parts
-    assert kinds((1.5, [0, 2, 1]))[1][1] == "a list of 3 items of a int, ..."
+    assert kinds((1.5, [0, 2, 1]))[1][1] == "a list of 3 items of an int, ..."
+
+
+def test_a_score_that_raises_reports_what_it_raised(capfd):
+    """The check's reason (and so the next score proposal's note) says what the score raised:
+    the 1.5B's nearly right tour score used an `n` it never defined."""
+    source = (EXAMPLES / "tsp_tour" / "initial.py").read_text()
+    wired = scaffold(source)
+    child = wired.source.replace("    return 0.0", "    return 1.0 / sum(1 for i in range(n))")
+    step = written_score(child, wired.source, "python")
+    namespace: dict = {}
+    exec(compile(variant_sources(step, 1)[0], "<variant>", "exec"), namespace)
+    namespace["solve_tour"](np.random.default_rng(0).random((12, 2)))
+    err = capfd.readouterr().err
+    assert reported_error(err) == "NameError: name 'n' is not defined"
+    assert math.isnan(reported_score(err))
+    assert reported_error(f"{MARKER} 1.0\n") == ""

@@ -26,6 +26,8 @@ from cambrian.mutate.step.wiring import _normalised, definition_text, scaffold, 
 
 MARKER = "CAMBRIAN_STEP_SCORE"
 _REPORTED = re.compile(rf"^{MARKER} (\S+)$", re.MULTILINE)
+ERROR_MARKER = "CAMBRIAN_STEP_SCORE_ERROR"
+_ERROR = re.compile(rf"^{ERROR_MARKER} (.*)$", re.MULTILINE)
 PARTS_MARKER = "CAMBRIAN_STEP_PARTS"
 _PARTS = re.compile(rf"^{PARTS_MARKER} (\[.*\])$", re.MULTILINE)
 PERTURB = "_cambrian_perturb"
@@ -145,7 +147,8 @@ def {KINDS}(parts):
             return f"a {{type(value).__name__}} of {{len(value)}} items{{first}}"
         if isinstance(value, str):
             return f"a string of {{len(value)}} characters"
-        return f"a {{type(value).__name__}}"
+        name = type(value).__name__
+        return ("an " if name[:1] in "aeiou" else "a ") + name
 
     return [[kind(part), described(part)[:160]] for part in parts]
 '''
@@ -203,14 +206,23 @@ def variant_sources(wired: Scaffold, count: int) -> list[str]:
             f"    {parts}, = {PERTURB}({packed}, {seed})",
             "    try:",
             f"        _cambrian_value = float({wired.score}({given}))",
-            "    except Exception:",
+            "    except Exception as _cambrian_error:",
             "        _cambrian_value = float('nan')",
+            f'        print("{ERROR_MARKER}", (type(_cambrian_error).__name__ + ": "',
+            '              + str(_cambrian_error))[:300].replace("\\n", " "),',
+            "              file=_cambrian_sys.stderr, flush=True)",
             f'    print("{MARKER}", _cambrian_value, file=_cambrian_sys.stderr, flush=True)',
             f"    return {returned}",
         ])
         source = with_definition(wired.source, wired.entry, entry, as_language("python"))
         variants.append(source + PERTURB_SOURCE)
     return variants
+
+
+def reported_error(stderr: str) -> str:
+    """What the score raised on the variant (its first call's), "" when it raised nothing."""
+    found = _ERROR.search(stderr or "")
+    return found.group(1).strip() if found else ""
 
 
 def reported_score(stderr: str) -> float | None:
@@ -262,7 +274,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def judge(evaluator: list[float | None], model: list[float | None],
-          every_part_changed: bool = True) -> Verdict:
+          every_part_changed: bool = True, errors: list[str] | None = None) -> Verdict:
     """Compare the evaluator's fitness (higher is better; None: invalid) with the model's score
     (None: not reported; NaN: it raised) over the variants (index 0: the solution as built).
     Refused: a score that raised on a valid solution, a pair the two order oppositely, pairs
@@ -277,8 +289,10 @@ def judge(evaluator: list[float | None], model: list[float | None],
                              "may run the program in a process of its own)")
     for index, (e, m) in enumerate(zip(evaluator, model)):
         if e is not None and m is not None and math.isnan(m):
+            raised = errors[index] if errors and index < len(errors) else ""
             return Verdict(False, f"the score raised or returned no number on "
-                                  f"{variant_name(index)}, a valid solution")
+                                  f"{variant_name(index)}, a valid solution"
+                                  + (f" ({raised})" if raised else ""))
     concordant, flat, unseen = 0, 0, 0
     for i in range(len(evaluator)):
         for j in range(i + 1, len(evaluator)):
