@@ -7,7 +7,7 @@ that scores like its parent)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from cambrian.lang.language import Language
 from cambrian.mutate.focus import NOTE_KEY as FOCUS_NOTE
 from cambrian.mutate.intent import IntentServices, MutationIntent, PreparedIntent
 from cambrian.mutate.step.python import SCORE_PREFIX, Scaffold
+from cambrian.mutate.step.score_check import AGREES
 from cambrian.mutate.step.score_feedback import NOTE_TAG as REFUSED_NOTE
 from cambrian.mutate.step.score_feedback import refused_score_note
 from cambrian.mutate.step.wiring import definition_text, scaffold, step_instruction, with_definition
@@ -26,6 +27,30 @@ from cambrian.mutate.strategies import STEP_MOVES, unfitting_moves
 from cambrian.task.program_files import is_bundle
 
 IGNORED_CHECKS = 2  # checks finding the evaluator blind to the solution before the step stops
+
+
+@dataclass
+class ScoreChecks:
+    """What the run's checks of model-written step scores found (read in order): every check,
+    the blind verdicts by their values (a score checked again after a resume counts once),
+    whether one found a score agreeing with the evaluator (which then does read the
+    solution), and the solution's parts, their kinds and descriptions, as last reported."""
+
+    after: int = 0  # the last check event read
+    seen: list[StepScoreChecked] = field(default_factory=list)
+    blind: set[tuple[tuple[float | None, ...], tuple[float | None, ...]]] = field(
+        default_factory=set)
+    agreed: bool = False
+    parts: list[str] = field(default_factory=list)
+    shapes: list[str] = field(default_factory=list)
+
+    def add(self, check: StepScoreChecked) -> None:
+        self.seen.append(check)
+        if check.evaluator_ignores_solution:
+            self.blind.add((tuple(check.evaluator), tuple(check.model)))
+        self.agreed = self.agreed or (check.accepted and check.reason.startswith(AGREES))
+        if check.solution_parts:
+            self.parts, self.shapes = list(check.solution_parts), list(check.solution_shapes)
 
 
 @dataclass(frozen=True)
@@ -52,37 +77,25 @@ class StepIntent(MutationIntent):
         as the one built (function_minimum's scores the calls of f, not the point returned):
         no step can raise such a score, so the run stops spending proposals on it."""
         checks = self._checks(services)
-        return not checks.get("agreed") and len(checks.get("ignored", ())) >= IGNORED_CHECKS
+        return not checks.agreed and len(checks.blind) >= IGNORED_CHECKS
 
-    def _checks(self, services: IntentServices) -> dict[str, Any]:
-        """What the run's score checks found so far, read incrementally: those that found the
-        evaluator blind to the solution (by their values: a score checked again after a resume
-        counts once), whether one found it agreeing with a score (it then does read the
-        solution), and the solution's parts: their kinds and descriptions."""
-        seen = services.cache(self.name + ":checks")
-        for stored in services.store.events.list(StepScoreChecked, after_id=seen.get("after", 0)):
-            seen["after"] = stored.id
-            check = stored.event
-            if not isinstance(check, StepScoreChecked):
-                continue
-            if check.evaluator_ignores_solution:  # the same score checked again counts once
-                seen.setdefault("ignored", set()).add((tuple(check.evaluator),
-                                                       tuple(check.model)))
-            seen["agreed"] = seen.get("agreed") or (check.accepted
-                                                     and check.reason.startswith("agrees"))
-            if check.solution_parts:
-                seen["parts"] = list(check.solution_parts)
-                seen["shapes"] = list(check.solution_shapes)
-        return seen
+    def _checks(self, services: IntentServices) -> ScoreChecks:
+        """The run's score checks so far, the store's newer ones read in."""
+        checks: ScoreChecks = services.cache(self.name + ":checks").setdefault("read", ScoreChecks())
+        for stored in services.store.events.list(StepScoreChecked, after_id=checks.after):
+            checks.after = stored.id
+            if isinstance(stored.event, StepScoreChecked):
+                checks.add(stored.event)
+        return checks
 
-    def _parts_note(self, step: Scaffold, services: IntentServices) -> tuple[str, ...]:
+    @staticmethod
+    def _parts_note(step: Scaffold, checks: ScoreChecks) -> tuple[str, ...]:
         """What each part of the solution is, as the score check found the program builds it
         (a 1.5B model took a float for an array and called ``len`` on it)."""
-        shapes = self._checks(services).get("shapes") or []
-        if len(shapes) != len(step.solution):
+        if len(checks.shapes) != len(step.solution):
             return ()
         return ("The solution's parts, as the program builds them: " + "; ".join(
-            f"`{name}` is {shape}" for name, shape in zip(step.solution, shapes)) + ".",)
+            f"`{name}` is {shape}" for name, shape in zip(step.solution, checks.shapes)) + ".",)
 
     def _scored_child(self, parent_id: int, services: IntentServices) -> int | None:
         """The newest correct child of the parent whose step has its score written and its
@@ -140,13 +153,15 @@ class StepIntent(MutationIntent):
                 if reused is not None:
                     step, source = reused, reused.source
         tags: dict[str, Any] = {FOCUS_NOTE: step.to_write(rng)}
-        notes = self._parts_note(step, services)
+        checks = self._checks(services)
+        notes = self._parts_note(step, checks)
         if tags[FOCUS_NOTE] == step.score and services.language is not None:
-            refused = refused_score_note(services.store, step.score, services.language)
+            refused = refused_score_note(checks.seen, services.store, step.score,
+                                         services.language)
             if refused is not None:
                 notes, tags[REFUSED_NOTE] = (refused[0], *notes), refused[1]
         if tags[FOCUS_NOTE] == step.change and services.strategies is not None:
-            unfitting = unfitting_moves(self._checks(services).get("parts", ()))
+            unfitting = unfitting_moves(checks.parts)
             choice = services.strategies.choose(rng, parent_id, moves=True, exclude=unfitting)
             if choice is not None:
                 tags[STRATEGY_NOTE] = choice.text

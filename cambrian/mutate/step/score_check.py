@@ -31,6 +31,7 @@ _ERROR = re.compile(rf"^{ERROR_MARKER} (.*)$", re.MULTILINE)
 PARTS_MARKER = "CAMBRIAN_STEP_PARTS"
 _PARTS = re.compile(rf"^{PARTS_MARKER} (\[.*\])$", re.MULTILINE)
 PERTURB = "_cambrian_perturb"
+AGREES = "agrees with the evaluator"  # how an accepted verdict that compared pairs begins
 KINDS = "_cambrian_kinds"
 # What a part of a solution is made of, as the built variant reports it (which moves fit).
 PART_KINDS = ("order", "integers", "numbers", "text", "other")
@@ -326,7 +327,7 @@ def judge(evaluator: list[float | None], model: list[float | None],
     if not concordant:
         return Verdict(True, "unchecked: no two valid variants the evaluator tells apart "
                              "(every perturbed solution was invalid or scored the same)")
-    return Verdict(True, f"agrees with the evaluator on {concordant} pairs")
+    return Verdict(True, f"{AGREES} on {concordant} pairs")
 
 
 def variant_name(index: int) -> str:

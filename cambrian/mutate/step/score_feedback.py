@@ -9,6 +9,7 @@ front of the formula): six refused scores in a row in a 40-call run.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from cambrian.core.events import StepScoreChecked
 from cambrian.lang.language import Language
@@ -21,10 +22,12 @@ SHOWN_VARIANTS = 6  # the solution as built and the first perturbed copies
 NOTE_TAG = "refused_score_shown"  # the child's note: the candidate whose refused score it saw
 
 
-def refused_score_note(store: Store, score: str, language: Language) -> tuple[str, int] | None:
-    """(note, candidate id) for the newest refused check of a child that wrote ``score``;
-    None when the newest check of such a child accepted its score, or there is none."""
-    for check in reversed(store.events.of_type(StepScoreChecked)):
+def refused_score_note(checks: Sequence[StepScoreChecked], store: Store, score: str,
+                       language: Language) -> tuple[str, int] | None:
+    """(note, candidate id) for the newest of the run's ``checks`` (oldest first) that refused
+    a child that wrote ``score``; None when the newest check of such a child accepted its
+    score, or there is none."""
+    for check in reversed(checks):
         row = (store.candidates.find(check.candidate_id)
                if check.candidate_id is not None else None)
         if row is None or row.notes.get(FOCUS_NOTE) != score:
