@@ -27,6 +27,7 @@ from cambrian.mutate.step.score_check import (
     variant_sources,
     written_score,
 )
+from cambrian.mutate.step.wiring import InitialEntry
 from cambrian.store.recorder import Recorder
 
 Trial = Callable[[str, Path], Awaitable[Any]]  # (source, work dir) -> EvaluationResult
@@ -43,12 +44,14 @@ class StepScoreCheck(LoopHook):
         self.count = count
         self.objective = objective
         self.given_score = given_score
+        self.step_entry = InitialEntry(recorder.store, language)
         self.verdicts: dict[str, asyncio.Future[tuple[bool, str]]] = {}
 
     async def screen(self, source: str, parent_id: int | None, work_dir: Path) -> str | None:
         parent = (self.recorder.store.candidates.get(parent_id).source
                   if parent_id is not None else None)
-        wired = written_score(source, parent, self.language, self.given_score)
+        wired = written_score(source, parent, self.language, self.given_score,
+                              self.step_entry())
         if wired is None:
             return None
         key = score_text(wired)

@@ -136,3 +136,31 @@ def test_the_step_stops_after_two_distinct_blind_checks_unless_one_agreed(tmp_pa
         assert usable()
     finally:
         store.close()
+
+
+def test_the_step_wires_into_the_initial_programs_entry_not_a_wrapper_nothing_calls(
+        tmp_path: Path):
+    """A child that added `solve_tour_with_hill_climb`, which calls `solve_tour` and which
+    nothing calls (the tour's defaults run, seed 1), had its step wired to that wrapper: the
+    evaluator never ran it, so the step's two proposals were spent for nothing. The step now
+    wires into the initial program's entry, and the wrapper goes as a leftover."""
+    python = as_language("python")
+    initial = (Path(__file__).resolve().parents[2] / "examples" / "tsp_tour"
+               / "initial.py").read_text()
+    wrapper = ("\n\ndef solve_tour_with_hill_climb(points):\n"
+               "    return solve_tour(points)\n\n# EVOLVE-BLOCK-END")
+    child = initial.replace("\n# EVOLVE-BLOCK-END", wrapper, 1)
+    assert scaffold(child).entry == "solve_tour_with_hill_climb"  # what the program alone says
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        recorder = Recorder(store)
+        first = stored(recorder, None, initial, {})
+        second = stored(recorder, first, child, {"intent": "refinement"})
+        services = IntentServices(lambda i: store.candidates.get(i), store, python)
+        prepared = IMPROVE_STEP.prepare(second, services, np.random.default_rng(0))
+        assert prepared.tags["focus_function"] == "score_solve_tour"
+        assert prepared.source is not None
+        assert "def improve_solve_tour(points, tour):" in prepared.source
+        assert "solve_tour_with_hill_climb" not in prepared.source
+    finally:
+        store.close()

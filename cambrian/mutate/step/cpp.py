@@ -120,12 +120,15 @@ def _calls(masked_text: str, name: str) -> bool:
     return re.search(rf"(?<![\w:.>]){re.escape(name)}\s*\(", masked_text) is not None
 
 
-def _entry(source: str) -> tuple[str | None, dict[str, _Function | None], str]:
+def _entry(source: str, preferred: str | None = None
+           ) -> tuple[str | None, dict[str, _Function | None], str]:
     parsed = _parsed(source)
     if parsed is None:
         return None, {}, ""
     functions, definitions, masked, regions = parsed
     by_name = {d.name: f for d, f in zip(definitions, functions, strict=True)}
+    if preferred is not None and preferred in by_name:
+        return preferred, by_name, masked
     masked_lines = masked.split("\n")
     outside = "\n".join(line for index, line in enumerate(masked_lines)
                         if regions.has_markers and not regions.is_mutable(index))
@@ -151,10 +154,16 @@ def _is_change_stub(function: _Function, solution: str) -> bool:
     return re.fullmatch(rf"return\s+{re.escape(solution)}\s*;", _body(function)) is not None
 
 
-def scaffold(source: str) -> Scaffold | None:
-    """``source`` with an improvement step after its entry function; None when there is no
-    entry function it can be wired to."""
-    entry, functions, masked = _entry(source)
+def entry_function(source: str) -> str | None:
+    """The function of the EVOLVE-BLOCKs the rest of the program runs."""
+    return _entry(source)[0]
+
+
+def scaffold(source: str, entry: str | None = None) -> Scaffold | None:
+    """``source`` with an improvement step after its entry function (``entry`` when the
+    program defines it, as in ``python.scaffold``); None when there is no entry function it can
+    be wired to."""
+    entry, functions, masked = _entry(source, entry)
     node = functions.get(entry) if entry else None
     if entry is None or node is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)) \
             or node.returns.split()[-1] in ("void", "auto"):

@@ -21,7 +21,13 @@ from cambrian.mutate.step.python import SCORE_PREFIX, Scaffold
 from cambrian.mutate.step.score_check import AGREES
 from cambrian.mutate.step.score_feedback import NOTE_TAG as REFUSED_NOTE
 from cambrian.mutate.step.score_feedback import refused_score_note
-from cambrian.mutate.step.wiring import definition_text, scaffold, step_instruction, with_definition
+from cambrian.mutate.step.wiring import (
+    InitialEntry,
+    definition_text,
+    scaffold,
+    step_instruction,
+    with_definition,
+)
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.strategies import STEP_MOVES, unfitting_moves
 from cambrian.task.program_files import is_bundle
@@ -64,9 +70,18 @@ class StepIntent(MutationIntent):
             source = services.view(parent_id).source
             # The step wires into a one-file program; a program of several files takes none.
             found[parent_id] = (None if is_bundle(source) else
-                                scaffold(source, services.language, services.given_score))
+                                scaffold(source, services.language, services.given_score,
+                                         self._entry(services)))
         step: Scaffold | None = found[parent_id]
         return step
+
+    def _entry(self, services: IntentServices) -> str | None:
+        """The initial program's entry function, where the step wires in any parent that
+        defines it."""
+        assert services.language is not None
+        entry: InitialEntry = services.cache(self.name + ":entry").setdefault(
+            "initial", InitialEntry(services.store, services.language))
+        return entry()
 
     def usable(self, parent_id: int, services: IntentServices) -> bool:
         return (self._scaffold(parent_id, services) is not None
@@ -132,7 +147,7 @@ class StepIntent(MutationIntent):
         if text is None:
             return None
         wired = scaffold(with_definition(step.source, step.score, text, services.language),
-                         services.language)
+                         services.language, entry=self._entry(services))
         return wired if wired is not None and wired.score not in wired.stubs else None
 
     def prepare(self, parent_id: int, services: IntentServices,
@@ -157,7 +172,7 @@ class StepIntent(MutationIntent):
         notes = self._parts_note(step, checks)
         if tags[FOCUS_NOTE] == step.score and services.language is not None:
             refused = refused_score_note(checks.seen, services.store, step.score,
-                                         services.language)
+                                         services.language, self._entry(services))
             if refused is not None:
                 notes, tags[REFUSED_NOTE] = (refused[0], *notes), refused[1]
         if tags[FOCUS_NOTE] == step.change and services.strategies is not None:

@@ -106,9 +106,14 @@ def _parsed(source: str) -> tuple[ast.Module, EvolveRegions] | None:
         return None
 
 
-def _entry(tree: ast.Module, regions: EvolveRegions) -> str | None:
+def _entry(tree: ast.Module, regions: EvolveRegions, preferred: str | None = None) -> str | None:
+    """The entry: ``preferred`` (the initial program's, which the evaluator runs) while the
+    blocks define it, else the one function of the blocks the code outside calls, else the one
+    no other function of the blocks calls."""
     in_block = {name: node for name, node in _functions(tree).items()
                 if in_blocks(node, regions)}
+    if preferred is not None and preferred in in_block:
+        return preferred
     outside = [statement for statement in tree.body if not in_blocks(statement, regions)]
     called_outside = [name for name in in_block if name in _loaded(outside)]
     if len(called_outside) == 1:
@@ -145,15 +150,17 @@ def _returned_names(node: ast.FunctionDef, taken: tuple[str, ...]) -> tuple[str,
     return (next(name for name in SOLUTION_NAMES if name not in taken),)
 
 
-def scaffold(source: str) -> Scaffold | None:
-    """``source`` with an improvement step after its entry function; None when there is no
-    entry function it can be wired to."""
+def scaffold(source: str, entry: str | None = None) -> Scaffold | None:
+    """``source`` with an improvement step after its entry function (``entry`` when the
+    program defines it: a parent whose model added a wrapper nothing calls keeps the entry the
+    evaluator runs); None when there is no entry function it can be wired to."""
     parsed = _parsed(source)
-    return _scaffold(source, *parsed) if parsed else None
+    return _scaffold(source, *parsed, preferred=entry) if parsed else None
 
 
-def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions) -> Scaffold | None:
-    entry = _entry(tree, regions)
+def _scaffold(source: str, tree: ast.Module, regions: EvolveRegions,
+              preferred: str | None = None) -> Scaffold | None:
+    entry = _entry(tree, regions, preferred)
     if entry is None or entry.startswith((BUILD_PREFIX, STEP_PREFIX)):
         return None
     leftovers = unreached_functions(tree, regions, entry)

@@ -156,12 +156,13 @@ def {KINDS}(parts):
 
 
 def written_score(child: str, parent: str | None, language: str,
-                  given_score: str | None = None) -> Scaffold | None:
+                  given_score: str | None = None, entry: str | None = None) -> Scaffold | None:
     """The child's step when its score is the model's and new (not the stub, not the task's,
-    not the parent's); None otherwise or for another language than Python."""
+    not the parent's); None otherwise or for another language than Python. ``entry``: the
+    run's step entry (``wiring.scaffold``)."""
     if as_language(language).name != "python":
         return None
-    wired = scaffold(child, language, given_score)
+    wired = scaffold(child, language, given_score, entry)
     if wired is None or wired.score in wired.stubs or wired.score in wired.given \
             or wired.source != child:
         return None

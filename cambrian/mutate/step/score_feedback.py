@@ -23,10 +23,10 @@ NOTE_TAG = "refused_score_shown"  # the child's note: the candidate whose refuse
 
 
 def refused_score_note(checks: Sequence[StepScoreChecked], store: Store, score: str,
-                       language: Language) -> tuple[str, int] | None:
+                       language: Language, entry: str | None = None) -> tuple[str, int] | None:
     """(note, candidate id) for the newest of the run's ``checks`` (oldest first) that refused
     a child that wrote ``score``; None when the newest check of such a child accepted its
-    score, or there is none."""
+    score, or there is none. ``entry``: the run's step entry (``wiring.scaffold``)."""
     for check in reversed(checks):
         row = (store.candidates.find(check.candidate_id)
                if check.candidate_id is not None else None)
@@ -37,7 +37,7 @@ def refused_score_note(checks: Sequence[StepScoreChecked], store: Store, score: 
         text = definition_text(row.source or "", score, language)
         if text is None:
             return None
-        wired = scaffold(row.source or "", language)
+        wired = scaffold(row.source or "", language, entry=entry)
         # Which part each copy changed, where the check says the parts (it changes them in turn).
         names = (wired.solution if wired is not None and check.solution_parts
                  and len(wired.solution) == len(check.solution_parts) else ())

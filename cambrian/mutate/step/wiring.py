@@ -1,7 +1,7 @@
 """The improvement step of a program in its language: each language's half (``python.py``,
-``cpp.py``) offers the same four functions (scaffold, step_instruction, step_contract_error,
-unwritten_step_error) and is registered here under the language's name; other languages have
-none.
+``cpp.py``) offers the same five functions (entry_function, scaffold, step_instruction,
+step_contract_error, unwritten_step_error) and is registered here under the language's name;
+other languages have none.
 
 A task may give the step's score itself (``mutation.improve_score``: a file holding the
 function, written by the task's author as a judged task's scorer is). The step is then wired
@@ -9,7 +9,7 @@ with that score in place of the stub, and its proposals ask the model for the mo
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 
 from cambrian.core.registry import Registry
@@ -19,6 +19,9 @@ from cambrian.lang.languages import as_language
 from cambrian.lang.syntax import check_syntax
 from cambrian.mutate.step import cpp, python
 from cambrian.mutate.step.python import Scaffold
+from cambrian.store.store import Store
+
+INITIAL_CANDIDATE = 1  # the run's initial program (or the first one the model wrote)
 
 STEP_LANGUAGES: Registry[ModuleType] = Registry("improvement-step language")
 STEP_LANGUAGES.register("python", python)
@@ -97,18 +100,47 @@ def given_score_error(source: str | None, given: str, language: Language | str) 
     return ""
 
 
-def scaffold(source: str, language: Language | str,
-             given_score: str | None = None) -> Scaffold | None:
+def entry_function(source: str, language: Language | str) -> str | None:
+    """The function of ``source``'s EVOLVE-BLOCKs the rest of the program (or the evaluator)
+    runs, where the language has a step; what a run passes as ``entry`` below, found once on
+    its initial program."""
+    step = _step(language)
+    return step.entry_function(source) if step else None
+
+
+@dataclass
+class InitialEntry:
+    """The run's step entry: the entry function of its initial program, which the evaluator
+    runs, found once that program is in the store; None before, or where it has none."""
+
+    store: Store
+    language: Language | str
+    _found: list[str | None] = field(default_factory=list)
+
+    def __call__(self) -> str | None:
+        if not self._found:
+            initial = self.store.candidates.find(INITIAL_CANDIDATE)
+            if initial is None or initial.source is None:
+                return None
+            self._found.append(entry_function(initial.source, self.language))
+        return self._found[0]
+
+
+def scaffold(source: str, language: Language | str, given_score: str | None = None,
+             entry: str | None = None) -> Scaffold | None:
     """``source`` with an improvement step wired after its entry function, or None. With
     ``given_score`` (the task's score function) the score stub is that function, and the score
-    is marked given while the program keeps it as the task wrote it."""
+    is marked given while the program keeps it as the task wrote it. ``entry``: the initial
+    program's entry function, taken while ``source`` defines it (a child that added a wrapper
+    nothing calls had its step wired to that wrapper, which the evaluator never ran)."""
     step = _step(language)
-    wired = step.scaffold(source) if step else None
+    wired = step.scaffold(source, entry) if step else None
     if wired is None or given_score is None:
         return wired
     language = as_language(language)
     if wired.score in wired.stubs:
-        wired = step.scaffold(with_definition(wired.source, wired.score, given_score, language))
+        wired = step.scaffold(with_definition(wired.source, wired.score, given_score, language),
+                              entry)
         if wired is None:
             return None
     written = definition_text(wired.source, wired.score, language)
