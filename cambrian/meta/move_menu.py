@@ -27,15 +27,18 @@ META_KEY = "moves"
 PURPOSE = "moves"
 MAX_MOVES = 5
 MAX_MOVE_CHARS = 220
-_TEMPLATE_NAMES = frozenset({"name", "move", "short name", "short name of the move"})
+_TEMPLATE_WORDS = frozenset({"name", "move", "short", "of", "the", "a"})
 _LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\**([A-Z][A-Za-z0-9 '/-]{1,40})\**\s*:\s*(.{8,})$")
 
 
 def moves_grammar() -> str:
-    """GBNF for a local model: three to five lines "- Name: what changes"."""
+    """GBNF for a local model: three to five lines "- Name: what changes", the name one to
+    four words with one space between them (a free run of letters and spaces let the 1.5B
+    write "Move   Move   Move   Move")."""
     return "\n".join([
         'root ::= move{3,5}',
-        'move ::= "- " [A-Z] [a-zA-Z -]{1,30} ": " [^\\n]{10,200} "\\n"',
+        'move ::= "- " [A-Z] [a-zA-Z-]{0,15} (" " [a-zA-Z-]{1,15}){0,3} ": " [^\\n]{10,200} '
+        '"\\n"',
     ])
 
 
@@ -67,9 +70,11 @@ def parse_moves(text: str) -> list[str]:
         match = _LINE.match(raw.strip())
         if match is None:
             continue
-        name, text = match[1].strip(), match[2].strip()
-        # The 1.5B copied a template's "Name" as the name: the description alone then.
-        move = (text if name.lower() in _TEMPLATE_NAMES else f"{name}: {text}")[:MAX_MOVE_CHARS]
+        name, text = " ".join(match[1].split()), match[2].strip()
+        # The 1.5B copied the template's "Name" or "Move" as the name ("Move   Move   Move"):
+        # the description alone then.
+        template = set(name.lower().split()) <= _TEMPLATE_WORDS
+        move = (text if template else f"{name}: {text}")[:MAX_MOVE_CHARS]
         if move.lower() not in {m.lower() for m in moves}:
             moves.append(move)
     return moves[:MAX_MOVES]
