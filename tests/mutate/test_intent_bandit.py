@@ -10,13 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.grammar_check import (
-    TOKENIZER_MODEL,
-    accepts,
-    llama_cpp,
-    native_parse_ok,
-    tokenizer_model_path,
-)
+from support.grammar_check import accepts, llama_cpp, native_parse_ok, tokenizer_vocab
 from support.store_queries import add_candidate
 
 from cambrian.config import MutationConfig
@@ -123,11 +117,7 @@ def test_moves_are_parsed_from_a_small_models_reply():
 def test_the_moves_grammar_compiles_and_keeps_names_to_single_spaces() -> None:
     grammar = moves_grammar()
     assert native_parse_ok(grammar)
-    path = tokenizer_model_path()
-    if path is None:
-        pytest.skip(f"{TOKENIZER_MODEL}.gguf is not assembled; grammar acceptance needs it")
-    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-    try:
+    with tokenizer_vocab() as model:
         good = ("- Nudge one centre: move one circle's centre by a small random amount\n"
                 "- Grow: enlarge one radius while it overlaps nothing\n"
                 "- Relocate: move the smallest circle to the largest gap\n")
@@ -135,8 +125,6 @@ def test_the_moves_grammar_compiles_and_keeps_names_to_single_spaces() -> None:
         assert parse_moves(good)[0].startswith("Nudge one centre: ")
         assert not accepts(model, grammar, good.replace("Grow", "Move   Move"))
         assert not accepts(model, grammar, "- Grow: enlarge one radius\n")  # two lines only
-    finally:
-        model.close()
 
 
 def test_the_judge_refuses_an_opposite_or_blind_score_and_skips_invalid_solutions():

@@ -7,12 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from support.format_examples import format_example
-from support.grammar_check import (
-    TOKENIZER_MODEL,
-    accepts,
-    native_parse_ok,
-    tokenizer_model_path,
-)
+from support.grammar_check import accepts, native_parse_ok, tokenizer_vocab
 
 from cambrian.lang.definitions import supports_functions
 from cambrian.lang.languages import LANGUAGES, PYTHON, Language
@@ -81,14 +76,8 @@ def test_the_native_parser_probe_rejects_a_broken_grammar() -> None:
 
 @pytest.fixture(scope="module")
 def vocab_model() -> Iterator[object]:
-    if llama_cpp is None:
-        pytest.skip("llama_cpp is not importable yet (llama-cpp-python is not installed)")
-    path = tokenizer_model_path()
-    if path is None:
-        pytest.skip(f"{TOKENIZER_MODEL}.gguf is not assembled; grammar acceptance needs its tokenizer")
-    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-    yield model
-    model.close()
+    with tokenizer_vocab() as model:
+        yield model
 
 
 @pytest.mark.parametrize(("fmt", "language"), FORMAT_CASES, ids=CASE_IDS)

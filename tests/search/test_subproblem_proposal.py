@@ -12,13 +12,7 @@ from pathlib import Path
 
 import pytest
 from support.contest_task import EVALUATOR, reply
-from support.grammar_check import (
-    TOKENIZER_MODEL,
-    accepts,
-    llama_cpp,
-    native_parse_ok,
-    tokenizer_model_path,
-)
+from support.grammar_check import accepts, llama_cpp, native_parse_ok, tokenizer_vocab
 from support.scripted_llm import ScriptedLLM, write_counter_task
 
 from cambrian.core.events import SubproblemsProposed
@@ -67,17 +61,11 @@ def test_the_prompt_shows_each_case_result_and_input_header() -> None:
 def test_the_grammar_compiles_and_admits_only_known_cases() -> None:
     grammar = proposal_grammar(CASES, max_groups=3)
     assert native_parse_ok(grammar)
-    path = tokenizer_model_path()
-    if path is None:
-        pytest.skip(f"{TOKENIZER_MODEL}.gguf is not assembled; grammar acceptance needs it")
-    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
-    try:
+    with tokenizer_vocab() as model:
         good = "GROUP small: seed-0, seed-2 | few trees\nGROUP large: seed-1, seed-3 | many\n"
         assert accepts(model, grammar, good)
         assert not accepts(model, grammar, "GROUP small: seed-0 | only one group\n")
         assert not accepts(model, grammar, good.replace("seed-3", "seed-9"))
-    finally:
-        model.close()
 
 
 def proposing(messages: list[dict[str, str]], index: int) -> str:

@@ -4,7 +4,11 @@ a grammar lets a model emit exactly a given text (with the 0.5B's tokenizer)."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 try:
     import llama_cpp
@@ -32,6 +36,22 @@ def tokenizer_model_path() -> Path | None:
     except Exception:
         path = Path.home() / ".cache" / "cambrian" / "models" / f"{TOKENIZER_MODEL}.gguf"
     return path if path.is_file() else None
+
+
+@contextmanager
+def tokenizer_vocab() -> Iterator[object]:
+    """The 0.5B's tokenizer as a vocab-only model; the test is skipped where llama_cpp or the
+    assembled model is not there yet."""
+    if llama_cpp is None:
+        pytest.skip("llama_cpp is not importable yet (llama-cpp-python is not installed)")
+    path = tokenizer_model_path()
+    if path is None:
+        pytest.skip(f"{TOKENIZER_MODEL}.gguf is not assembled; grammar acceptance needs its tokenizer")
+    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    try:
+        yield model
+    finally:
+        model.close()
 
 
 def accepts(model: object, grammar: str, text: str) -> bool:
