@@ -28,7 +28,7 @@ PURPOSE = "moves"
 MAX_MOVES = 5
 MAX_MOVE_CHARS = 220
 _TEMPLATE_WORDS = frozenset({"name", "move", "short", "of", "the", "a"})
-_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\**([A-Z][A-Za-z0-9 '/-]{1,40})\**\s*:\s*(.{8,})$")
+_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\**([A-Z][A-Za-z0-9 '/-]{0,70})\**\s*:\s*(.{8,})$")
 
 
 def moves_grammar() -> str:

@@ -18,7 +18,7 @@ from cambrian.mutate.file_checks import (
 )
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
-from cambrian.mutate.step.wiring import step_contract_error, unwritten_step_error
+from cambrian.mutate.step.wiring import InitialEntry, step_contract_error, unwritten_step_error
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -77,7 +77,7 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
     broken = (undefined_names_files(parent_source, source, language)
-              or step_contract_error(source, language))
+              or step_contract_error(source, language, InitialEntry(store, language)()))
     if broken:
         return Refusal(broken, RefusalKind.SYNTAX)
     return source, patch.description, notes

@@ -12,6 +12,7 @@ from cambrian.core.outcomes import RunOutcome
 from cambrian.core.status import CandidateStatus
 from cambrian.evaluate.executor import EvaluationExecutor
 from cambrian.mutate.first_program import FirstProgramError, FirstProgramWriter
+from cambrian.mutate.step.wiring import WRITTEN_BY_LLM
 from cambrian.search.commit import Committer
 from cambrian.search.context import RunAborted, RunContext
 from cambrian.search.evaluations import evaluate_once
@@ -51,7 +52,7 @@ class FirstProgramHook(LoopHook):
             source=program.source,
             description=program.description or "initial program written by the LLM",
             model=label, context_id=program.context_id,
-            notes={"written_by_llm": True, "attempts": program.attempts,
+            notes={WRITTEN_BY_LLM: True, "attempts": program.attempts,
                    "markers_added": program.markers_added}))
         # Its evaluation already ran as the check; commit that result rather than run it again.
         self.committer.evaluation(ctx.store.candidates.get(candidate_id), program.result)

@@ -345,3 +345,17 @@ def test_a_run_whose_given_score_does_not_wire_fails_before_its_folder_is_made(t
                                           "scores with score_solve"):
         start(task, run_dir=tmp_path / "run", providers={})
     assert not (tmp_path / "run").exists()
+
+
+def test_the_run_entry_picks_the_step_when_the_program_alone_cannot():
+    """Without EVOLVE markers nothing marks the code outside as calling `solve`, and a wrapper
+    the model added makes two roots: the program alone names no entry, the run's entry does."""
+    wrapper = ("\nstd::string solve_twice(const Input& in) {\n    return solve(in);\n}\n"
+               "// EVOLVE-BLOCK-END")
+    child = CONTEST.replace("// EVOLVE-BLOCK-END", wrapper, 1)
+    unmarked = child.replace("// EVOLVE-BLOCK-START\n", "").replace("// EVOLVE-BLOCK-END\n", "")
+    assert scaffold(unmarked, CPP) is None
+    wired = scaffold(unmarked, CPP, entry="solve")
+    assert wired is not None and wired.entry == "solve" and wired.score == "score_solve"
+    assert scaffold(child, CPP, entry="solve").entry == "solve"  # markers: the same either way
+    assert step_instruction(wired, "change_solve", "Swap two moves").count("change_solve")

@@ -18,9 +18,14 @@ from cambrian.mutate.intent import IntentServices
 from cambrian.mutate.step import wiring as step_wiring
 from cambrian.mutate.step.intent import IMPROVE_STEP
 from cambrian.mutate.step.python import scaffold
+from cambrian.mutate.step.score_check import written_score
 from cambrian.store.recorder import Recorder
 from cambrian.store.rows import NewCandidate
 from cambrian.store.store import Store
+
+TOUR = (Path(__file__).resolve().parents[2] / "examples" / "tsp_tour" / "initial.py").read_text()
+WRAPPER = ("\n\ndef solve_tour_with_hill_climb(points):\n"
+           "    return solve_tour(points)\n\n# EVOLVE-BLOCK-END")
 
 
 def stored(recorder: Any, parent: int | None, source: str, notes: dict[str, Any],
@@ -145,11 +150,8 @@ def test_the_step_wires_into_the_initial_programs_entry_not_a_wrapper_nothing_ca
     evaluator never ran it, so the step's two proposals were spent for nothing. The step now
     wires into the initial program's entry, and the wrapper goes as a leftover."""
     python = as_language("python")
-    initial = (Path(__file__).resolve().parents[2] / "examples" / "tsp_tour"
-               / "initial.py").read_text()
-    wrapper = ("\n\ndef solve_tour_with_hill_climb(points):\n"
-               "    return solve_tour(points)\n\n# EVOLVE-BLOCK-END")
-    child = initial.replace("\n# EVOLVE-BLOCK-END", wrapper, 1)
+    initial = TOUR
+    child = initial.replace("\n# EVOLVE-BLOCK-END", WRAPPER, 1)
     assert scaffold(child).entry == "solve_tour_with_hill_climb"  # what the program alone says
     store = Store.open(tmp_path / "run", create=True)
     try:
@@ -164,3 +166,44 @@ def test_the_step_wires_into_the_initial_programs_entry_not_a_wrapper_nothing_ca
         assert "solve_tour_with_hill_climb" not in prepared.source
     finally:
         store.close()
+
+
+
+def test_a_score_written_beside_a_wrapper_is_checked_and_held_to_the_contract():
+    """A child whose step sits at the run's entry and which also has a wrapper nothing calls:
+    its written score is still one the evaluator's check looks at (else a score nobody
+    checked would be reused by other parents), and a score that returns nothing breaks the
+    step's contract there as it does without the wrapper."""
+    python = as_language("python")
+    wired = scaffold(TOUR)
+    assert wired is not None
+    score = "def score_solve_tour(points, tour):\n    return -len(tour)\n"
+    child = step_wiring.with_definition(wired.source, "score_solve_tour", score, python)
+    with_wrapper = child.replace("\n# EVOLVE-BLOCK-END", WRAPPER, 1)
+    checked = written_score(with_wrapper, wired.source, "python", entry="solve_tour")
+    assert checked is not None and checked.entry == "solve_tour"
+    assert "solve_tour_with_hill_climb" not in checked.source  # the leftover never runs
+    assert written_score(wired.source, TOUR, "python", entry="solve_tour") is None  # a stub
+    silent = with_wrapper.replace("    return -len(tour)\n", "    -len(tour)\n", 1)
+    assert "returns nothing" in step_wiring.step_contract_error(silent, python, "solve_tour")
+    assert step_wiring.entry_of("change_solve_tour") == "solve_tour"
+    assert step_wiring.entry_of("solve_tour") is None
+    # The instruction names the step `prepare` wired (the run's entry), not the wrapper's.
+    parent = TOUR.replace("\n# EVOLVE-BLOCK-END", WRAPPER, 1)
+    text = IMPROVE_STEP.task_text(parent, python, focus="score_solve_tour")
+    assert "score_solve_tour" in text and "score_solve_tour_with_hill_climb" not in text
+
+
+def test_the_run_entry_is_the_task_authors_initial_program_only(tmp_path: Path):
+    """The entry comes from candidate 1 when the task gave it; a first program the model wrote
+    may itself hold a wrapper nothing runs, so each parent's own entry is taken then."""
+    python = as_language("python")
+    for written_by_llm, expected in ((False, "solve_tour"), (True, None)):
+        store = Store.open(tmp_path / f"run-{written_by_llm}", create=True)
+        try:
+            entry = step_wiring.InitialEntry(store, python)
+            assert entry() is None  # nothing stored yet
+            stored(Recorder(store), None, TOUR, {"written_by_llm": True} if written_by_llm else {})
+            assert entry() == expected
+        finally:
+            store.close()

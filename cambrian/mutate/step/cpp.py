@@ -374,13 +374,14 @@ def unwritten_step_error(parent: str, child: str, function: str) -> str:
     return unwritten_message(function)
 
 
-def step_contract_error(source: str) -> str:
+def step_contract_error(source: str, entry: str | None = None) -> str:
     """Why a C++ program's written score breaks the step's contract: it never reads the
-    solution; "" when it keeps it or has no step (the compiler finds the rest)."""
-    wired = scaffold(source)
+    solution; "" when it keeps it or has no step (the compiler finds the rest). ``entry`` as
+    in ``scaffold``."""
+    wired = scaffold(source, entry)
     if wired is None or wired.score in wired.stubs or wired.step not in source:
         return ""
-    _, functions, _ = _entry(source)
+    _, functions, _ = _entry(source, entry)
     score = functions.get(wired.score)
     if score is None or re.search(rf"\b{wired.solution[0]}\b", _body(score)):
         return ""

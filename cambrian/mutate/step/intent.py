@@ -24,6 +24,7 @@ from cambrian.mutate.step.score_feedback import refused_score_note
 from cambrian.mutate.step.wiring import (
     InitialEntry,
     definition_text,
+    entry_of,
     scaffold,
     step_instruction,
     with_definition,
@@ -185,7 +186,8 @@ class StepIntent(MutationIntent):
 
     def task_text(self, source: str, language: Language, *, given_score: str | None = None,
                   strategy: str | None = None, focus: str | None = None) -> str:
-        step = scaffold(source, language, given_score)
+        # The entry the proposal's function belongs to: the one ``prepare`` wired the step at.
+        step = scaffold(source, language, given_score, entry_of(focus) if focus else None)
         if step is None:
             return super().task_text(source, language, strategy=strategy, focus=focus)
         return step_instruction(step, focus or step.score, strategy or STEP_MOVES[0])

@@ -391,18 +391,18 @@ def _returns_a_value(node: ast.FunctionDef) -> bool:
     return False
 
 
-def step_contract_error(source: str) -> str:
+def step_contract_error(source: str, entry: str | None = None) -> str:
     """Why a program with an improvement step breaks the step's contract before it runs: a
     score that returns nothing or never reads the solution; "" when it keeps it or has no
     step. A move that returns nothing is kept: the loop hands it a copy and takes that copy as
     changed in place (the 1.5B's moves swapped in place and returned None, in two runs of
-    benchmarks/results/discovery/after-followup)."""
+    benchmarks/results/discovery/after-followup). ``entry`` as in ``scaffold``."""
     parsed = _parsed(source)
-    entry = _entry(*parsed) if parsed else None
+    entry = _entry(*parsed, entry) if parsed else None
     functions = _functions(parsed[0]) if parsed else {}
     if parsed is None or entry is None or STEP_PREFIX + entry not in functions:
         return ""  # no step wired in: nothing to check (and no scaffold to build)
-    wired = _scaffold(source, *parsed)
+    wired = _scaffold(source, *parsed, preferred=entry)
     if wired is None:
         return ""
     if not _returns_a_value(functions[wired.score]):

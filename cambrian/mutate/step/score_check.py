@@ -163,8 +163,10 @@ def written_score(child: str, parent: str | None, language: str,
     if as_language(language).name != "python":
         return None
     wired = scaffold(child, language, given_score, entry)
+    # The child's own step (not one the scaffold just wired in); its source may still differ
+    # from the child's by the leftovers the scaffold drops, which never run.
     if wired is None or wired.score in wired.stubs or wired.score in wired.given \
-            or wired.source != child:
+            or definition_text(child, wired.step, as_language(language)) is None:
         return None
     text = definition_text(child, wired.score, as_language(language))
     before = definition_text(parent, wired.score, as_language(language)) if parent else None

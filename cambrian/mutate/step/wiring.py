@@ -22,6 +22,7 @@ from cambrian.mutate.step.python import Scaffold
 from cambrian.store.store import Store
 
 INITIAL_CANDIDATE = 1  # the run's initial program (or the first one the model wrote)
+WRITTEN_BY_LLM = "written_by_llm"  # its note when the model wrote it (search/prelude.py sets it)
 
 STEP_LANGUAGES: Registry[ModuleType] = Registry("improvement-step language")
 STEP_LANGUAGES.register("python", python)
@@ -110,19 +111,24 @@ def entry_function(source: str, language: Language | str) -> str | None:
 
 @dataclass
 class InitialEntry:
-    """The run's step entry: the entry function of its initial program, which the evaluator
-    runs, found once that program is in the store; None before, or where it has none."""
+    """The run's step entry: the entry function of the initial program the task gives, which
+    its evaluator runs, found once that program is in the store; None before, where it has
+    none, or where the model wrote the first program (whose entry may be a wrapper nothing
+    runs: each parent's own entry is taken then)."""
 
     store: Store
     language: Language | str
-    _found: list[str | None] = field(default_factory=list)
+    _found: list[str | None] = field(default_factory=list, init=False, repr=False,
+                                     compare=False)
 
     def __call__(self) -> str | None:
         if not self._found:
             initial = self.store.candidates.find(INITIAL_CANDIDATE)
-            if initial is None or initial.source is None:
+            if initial is None:
                 return None
-            self._found.append(entry_function(initial.source, self.language))
+            by_task = initial.source is not None and not initial.notes.get(WRITTEN_BY_LLM)
+            self._found.append(entry_function(initial.source, self.language)
+                               if by_task and initial.source is not None else None)
         return self._found[0]
 
 
@@ -154,10 +160,20 @@ def step_instruction(scaffold_: Scaffold, function: str, move: str) -> str:
     return STEP_LANGUAGES.get(scaffold_.language).step_instruction(scaffold_, function, move)
 
 
-def step_contract_error(source: str, language: Language) -> str:
-    """Why a child breaks its step's contract before it runs ("" when it keeps it)."""
+def step_contract_error(source: str, language: Language, entry: str | None = None) -> str:
+    """Why a child breaks its step's contract before it runs ("" when it keeps it); ``entry``
+    as in ``scaffold``."""
     step = _step(language)
-    return step.step_contract_error(source) if step else ""
+    return step.step_contract_error(source, entry) if step else ""
+
+
+def entry_of(step_function: str) -> str | None:
+    """The entry function whose step ``step_function`` (``score_<entry>`` or
+    ``change_<entry>``, as a step proposal names it) belongs to; None for another name."""
+    for prefix in (python.SCORE_PREFIX, python.CHANGE_PREFIX):
+        if step_function.startswith(prefix) and len(step_function) > len(prefix):
+            return step_function[len(prefix):]
+    return None
 
 
 def unwritten_step_error(parent: str, child: str, function: str, language: Language) -> str:
