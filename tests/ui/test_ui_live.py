@@ -122,7 +122,7 @@ def test_guide_pause_budget_and_stop_a_live_run(page: Any, serve: Any, live_run:
     page.locator("#budget-generations").fill("400")
     page.locator("#budget").click()
     wait_for(lambda: read(run_dir, lambda s: s.runs.info().config["evolution"]["generations"]
-                          == 400), 30, "the budget change")
+                          == 400), 60, "the budget change")
 
     # Targeted guidance from a candidate's page, for its lineage.
     best = read(run_dir, lambda s: s.candidates.best(Objective("maximize")))
