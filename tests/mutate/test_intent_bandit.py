@@ -145,6 +145,14 @@ def test_the_judge_refuses_an_opposite_or_blind_score_and_skips_invalid_solution
     said = judge(evaluator, [math.nan, None, None, None],
                  errors=["NameError: name 'n' is not defined", "", "", ""])
     assert said.reason.endswith("a valid solution (NameError: name 'n' is not defined)")
+    assert not said.ignores_solution  # the evaluator told the variants apart
+    # A score that raised on an evaluator rating every changed solution as the built one
+    # (function_minimum's defaults run: five scores raised there): the evaluator is blind
+    # whatever the score did, but only said when the variants changed every part.
+    flat = [-1.95, -1.95, -1.95, None, -1.95]
+    assert judge(flat, [math.nan] * 5).ignores_solution
+    assert not judge(flat, [math.nan] * 5, every_part_changed=False).ignores_solution
+    assert not judge([-1.95, None, None, -1.95], [math.nan] * 4).ignores_solution  # 2 valid
     assert judge(evaluator, [None] * 4).reason.startswith("unchecked")
     assert judge([1.0, None, None], [1.0, 2.0, 3.0]).reason.startswith("unchecked")
     blind_evaluator = judge([1.0, 1.0, 1.0, None], [1.0, 2.0, 0.5, 9.0])

@@ -143,6 +143,25 @@ def test_the_step_stops_after_two_distinct_blind_checks_unless_one_agreed(tmp_pa
         store.close()
 
 
+def test_scores_that_raised_on_a_blind_evaluator_stop_the_step(tmp_path: Path):
+    """Scores that raised carry no values (the event stores None for each), so two such checks
+    count as two only where the evaluator's values differ (another parent's solution): the same
+    parent checked again is one."""
+    python = as_language("python")
+    store = Store.open(tmp_path / "run", create=True)
+    try:
+        recorder = Recorder(store)
+        first = stored(recorder, None, STEP_TASK, {})
+        for value in (-1.95, -1.95, -1.81):
+            recorder.emit(StepScoreChecked(
+                candidate_id=None, accepted=False, reason="the score raised",
+                evaluator=[value] * 3, model=[None] * 3, evaluator_ignores_solution=True))
+            services = IntentServices(lambda i: store.candidates.get(i), store, python)
+            assert IMPROVE_STEP.usable(first, services) == (value != -1.81)
+    finally:
+        store.close()
+
+
 def test_the_step_wires_into_the_initial_programs_entry_not_a_wrapper_nothing_calls(
         tmp_path: Path):
     """A child that added `solve_tour_with_hill_climb`, which calls `solve_tour` and which

@@ -291,12 +291,19 @@ def judge(evaluator: list[float | None], model: list[float | None],
     if all(m is None for m in model):
         return Verdict(True, "unchecked: the evaluator's output did not carry the score (it "
                              "may run the program in a process of its own)")
+    valid = [e for e in evaluator if e is not None]
+    # The evaluator rating the built solution and every changed one alike shows it blind to
+    # the solution whatever the score did (function_minimum: five scores raised, so the step
+    # was never found useless there and kept being drawn).
+    evaluator_flat = (every_part_changed and len(valid) >= 3
+                      and all(_close(e, valid[0]) for e in valid))
     for index, (e, m) in enumerate(zip(evaluator, model)):
         if e is not None and m is not None and math.isnan(m):
             raised = errors[index] if errors and index < len(errors) else ""
             return Verdict(False, f"the score raised or returned no number on "
                                   f"{variant_name(index)}, a valid solution"
-                                  + (f" ({raised})" if raised else ""))
+                                  + (f" ({raised})" if raised else ""),
+                           ignores_solution=evaluator_flat)
     concordant, flat, unseen = 0, 0, 0
     for i in range(len(evaluator)):
         for j in range(i + 1, len(evaluator)):
