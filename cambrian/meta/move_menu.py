@@ -28,16 +28,17 @@ PURPOSE = "moves"
 MAX_MOVES = 5
 MAX_MOVE_CHARS = 220
 _TEMPLATE_WORDS = frozenset({"name", "move", "short", "of", "the", "a"})
-_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\**([A-Z][A-Za-z0-9 '/-]{0,70})\**\s*:\s*(.{8,})$")
+_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])?\s*\**([A-Z][A-Za-z0-9 '/-]{0,130})\**\s*:\s*(.{8,})$")
 
 
 def moves_grammar() -> str:
     """GBNF for a local model: three to five lines "- Name: what changes", the name one to
-    four words with one space between them (a free run of letters and spaces let the 1.5B
-    write "Move   Move   Move   Move")."""
+    six words with one space between them (a free run of letters and spaces let the 1.5B
+    write "Move   Move   Move   Move"; four words cut "Swap the first and second-to-last"
+    into "Swap the first andsecond-to-lt")."""
     return "\n".join([
         'root ::= move{3,5}',
-        'move ::= "- " [A-Z] [a-zA-Z-]{0,15} (" " [a-zA-Z-]{1,15}){0,3} ": " [^\\n]{10,200} '
+        'move ::= "- " [A-Z] [a-zA-Z-]{0,19} (" " [a-zA-Z-]{1,20}){0,5} ": " [^\\n]{10,200} '
         '"\\n"',
     ])
 

@@ -125,9 +125,12 @@ def test_the_moves_grammar_compiles_and_keeps_names_to_single_spaces() -> None:
         assert parse_moves(good)[0].startswith("Nudge one centre: ")
         assert not accepts(model, grammar, good.replace("Grow", "Move   Move"))
         assert not accepts(model, grammar, "- Grow: enlarge one radius\n")  # two lines only
-        # Every name the grammar admits is parsed: one letter, or four long words.
+        # Every name the grammar admits is parsed: one letter, or six long words (the tour's
+        # "Swap the first and second-to-last" was cut to four words before).
+        assert accepts(model, grammar, good.replace("Grow", "Swap the first and second-to-last"))
         edges = ("- U: step up one cell and back again\n"
-                 "- Relocatecircles Nearestcorner Smallestgap Firstpass: move one circle\n"
+                 "- Relocatecircles Nearestcorners Smallestgaps Firstpasses Secondpasses "
+                 "Thirdpasses: move one circle\n"
                  "- Grow: enlarge one radius while it overlaps nothing\n")
         assert accepts(model, grammar, edges)
         assert len(parse_moves(edges)) == 3
