@@ -18,7 +18,7 @@ from cambrian.mutate.file_checks import (
 )
 from cambrian.mutate.patch_types import PatchError, RefusalKind
 from cambrian.mutate.patches import apply_reply
-from cambrian.mutate.step.wiring import InitialEntry, step_contract_error, unwritten_step_error
+from cambrian.mutate.step.wiring import step_contract_error, unwritten_step_error
 from cambrian.store.store import Store
 from cambrian.task.blocks import BlockError, check_immutable_unchanged
 from cambrian.task.folder import Task
@@ -34,12 +34,14 @@ class Refusal:
 
 async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: str,
                            response: LLMResponse, *, new_method_asked: bool = False,
-                           step_function: str | None = None, max_tokens: int | None = None,
+                           step_function: str | None = None, step_entry: str | None = None,
+                           max_tokens: int | None = None,
                            ) -> tuple[str, str, dict[str, Any]] | Refusal:
     """(source, description, notes) of the child, or why the reply cannot be used
     (``new_method_asked``: the proposal named a method to implement, which must be called;
     ``step_function``: the improvement-step function an ``improve_step`` proposal asked for,
-    which the child must change; ``max_tokens``: the reply limit the request asked for, named
+    which the child must change; ``step_entry``: the run's step entry (``wiring.InitialEntry``),
+    where its contract is checked; ``max_tokens``: the reply limit the request asked for, named
     when a cut reply is refused)."""
     language = task.language
     try:
@@ -77,7 +79,7 @@ async def child_from_reply(task: Task, store: Store, parent_source: str, fmt: st
     if syntax_error:
         return Refusal(f"syntax error: {syntax_error}", RefusalKind.SYNTAX)
     broken = (undefined_names_files(parent_source, source, language)
-              or step_contract_error(source, language, InitialEntry(store, language)()))
+              or step_contract_error(source, language, step_entry))
     if broken:
         return Refusal(broken, RefusalKind.SYNTAX)
     return source, patch.description, notes

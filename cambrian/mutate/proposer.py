@@ -31,6 +31,7 @@ from cambrian.mutate.intents import INTENTS
 from cambrian.mutate.prompts import ContextBuilder, ProgramView, PromptTooLarge
 from cambrian.mutate.reply_text import CODE_BLOCK_STOP, stopped_reply_text
 from cambrian.mutate.setting_lines import offers_setting_lines
+from cambrian.mutate.step.wiring import InitialEntry
 from cambrian.mutate.strategies import NOTE_KEY as STRATEGY_NOTE
 from cambrian.mutate.tuning_targets import tuning_target_lines
 from cambrian.store.recorder import Recorder
@@ -99,6 +100,7 @@ class Proposer:
         self.config = config
         self.gateway = gateway
         self.recorder = recorder
+        self.step_entry = InitialEntry(recorder.store, task.language)  # found once, not per reply
         self.filters = list(filters)
         self.on_reply_refused = on_reply_refused
         self.prompts: ContextBuilder = make_component(
@@ -165,6 +167,7 @@ class Proposer:
             made = await child_from_reply(
                 self.task, self.recorder.store, request.parent.source, fmt, response,
                 new_method_asked=bool(request.tags.get(STRATEGY_NOTE)),
+                step_entry=self.step_entry(),
                 **(INTENTS.get(request.tags["intent"]).check_options(request.tags)
                    if request.tags.get("intent") else {}),
                 max_tokens=params.max_tokens)

@@ -126,9 +126,8 @@ class InitialEntry:
             initial = self.store.candidates.find(INITIAL_CANDIDATE)
             if initial is None:
                 return None
-            by_task = initial.source is not None and not initial.notes.get(WRITTEN_BY_LLM)
-            self._found.append(entry_function(initial.source, self.language)
-                               if by_task and initial.source is not None else None)
+            given = None if initial.notes.get(WRITTEN_BY_LLM) else initial.source
+            self._found.append(entry_function(given, self.language) if given else None)
         return self._found[0]
 
 
