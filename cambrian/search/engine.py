@@ -244,13 +244,18 @@ class Evolution:
                     steering = asyncio.create_task(self.control.wait())
                 done, _ = await asyncio.wait(proposals | evaluations | side | {steering},
                                              return_when=asyncio.FIRST_COMPLETED)
+                children: list[int] = []
                 for task in done:
                     proposals.discard(task)  # type: ignore[arg-type]
                     evaluations.discard(task)  # type: ignore[arg-type]
                     side.discard(task)
                     result = task.result()  # re-raises failures of the loop itself
                     if isinstance(result, int):
-                        queue.append(ctx.store.candidates.get(result))
+                        children.append(result)
+                # Children stored in one turn are queued in the order they were stored, not in
+                # the set's order: which of two equal programs is evaluated (and which is its
+                # duplicate) then follows the store, which a replay reproduces.
+                queue.extend(ctx.store.candidates.get(child) for child in sorted(children))
                 if self.archive.taken_since_snapshot >= resume_snapshot.SNAPSHOT_EVERY:
                     self._checkpoint(snapshot=True)
         except BaseException as exc:

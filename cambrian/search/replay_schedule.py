@@ -291,9 +291,9 @@ class Sequencer:
         if index is not None and not self.timeline.entries[index].gated:
             found = self.timeline.entries[index].detail
             self.stop(StopKind.DIVERGED, f"candidate {candidate_id} was evaluated; the recorded "
-                                         f"run found it {found} instead (its loop took two "
-                                         "children in one turn, in an order the trace does not "
-                                         "keep)")
+                                         f"run found it {found} instead (a run recorded "
+                                         "before children of one loop turn were queued in the "
+                                         "order they were stored)")
             await self.park()
         if index is None:
             if self.advance() >= len(self.timeline.entries):

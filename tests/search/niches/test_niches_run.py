@@ -99,7 +99,10 @@ def test_niches_run_tags_every_correct_program_once_and_resumes_with_its_tags(tm
     # Shown: cambrian status and the web UI's overview data.
     assert status.returncode == 0, status.stderr
     assert "strategy niches" in status.stdout
-    assert "greedy" in status.stdout and "simulated annealing" in status.stdout
+    # Which families the first session found depends on the values its children reached, which
+    # the parents drawn decide: every one it tagged is shown, whichever they are.
+    shown = {t.family for t in tags_before}
+    assert shown and all(family in status.stdout for family in shown), status.stdout
     items = niche_items(store, Objective.of("maximize"))
     assert sum(item["count"] for item in items) == len(correct)
     assert {item["family"] for item in items} == {t.family for t in tags}
