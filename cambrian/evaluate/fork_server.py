@@ -67,6 +67,7 @@ def _sibling(name: str):  # type: ignore[no-untyped-def]
 
 
 shim = _sibling("limits_exec")
+SERVER_NAME = "cambrian-warm"  # what `ps`, `top` and `perf` call this process
 
 
 # ----------------------------------------------------------------------------- preload
@@ -210,6 +211,7 @@ def _high(fd: int) -> int:
 
 def child_main(request: dict, fds: list[int]) -> None:
     """The forked child: becomes the evaluation's shim. Never returns."""
+    shim.name_process(shim.SHIM_NAME)
     code = RUN_FAILED_EXIT_CODE
     # The shim and its init allocate little and live as long as the evaluation: no collector
     # passes over the server's objects (each would copy the pages it touches).
@@ -336,6 +338,7 @@ def main(argv: list[str]) -> int:
     config = json.loads(argv[0])
     with contextlib.suppress(OSError, AttributeError):
         shim.ns.set_parent_death_signal(signal.SIGKILL)
+    shim.name_process(SERVER_NAME)
     if os.getppid() != config.get("parent_pid", os.getppid()):
         return shim.PARENT_GONE_EXIT_CODE
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -51,6 +51,9 @@ EXEC_FAILED_EXIT_CODE = 127
 SHIM_FAILED_EXIT_CODE = 126
 PARENT_GONE_EXIT_CODE = 125
 USAGE = "usage: limits_exec.py CONFIG_JSON -- COMMAND [ARGS...]"
+# What `ps`, `top` and `perf` call the sandbox's processes, each named first thing after its
+# fork (a command that execs takes its program's name).
+SHIM_NAME, INIT_NAME, COMMAND_NAME = "cambrian-shim", "cambrian-init", "cambrian-eval"
 SAMPLE_INTERVAL_S = 0.1
 
 
@@ -95,6 +98,11 @@ def apply_limits(memory_limit_mb: int | None, cpu_time_limit_s: float | None,
         _set_limit(resource.RLIMIT_NPROC, max_processes)
 
 
+def name_process(name: str) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # a name is only a convenience
+        ns.set_process_name(name)
+
+
 def _best_effort(step, name: str, warn_fd: int) -> None:  # type: ignore[no-untyped-def]
     """A containment step of the command's own process; a kernel without it is reported to
     the supervisor (``warn_fd``) for the containment report, and the command goes on."""
@@ -127,6 +135,7 @@ class Shim:
 
     def become_command(self, parent: int, exec_write: int, warn_write: int) -> None:
         """In the forked child: contain, then exec (or run in place). Never returns."""
+        name_process(COMMAND_NAME)  # first: what follows the fork is the command's cost
         config = self.config
         try:
             os.setsid()
@@ -361,6 +370,7 @@ class Shim:
 
     def run(self) -> int:
         config = self.config
+        name_process(SHIM_NAME)
         signal.signal(signal.SIGTERM, self.on_sigterm)
         try:
             ns.set_parent_death_signal(signal.SIGTERM)
@@ -431,6 +441,7 @@ class Shim:
 
     def init_main(self, alive_read: int, status_write: int, mount_ns: bool) -> None:
         """PID 1 of the new namespace. Never returns; its exit ends the whole namespace."""
+        name_process(INIT_NAME)
         message: dict = {}
         try:
             ns.set_parent_death_signal(signal.SIGKILL)

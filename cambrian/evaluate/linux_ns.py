@@ -50,6 +50,7 @@ MOUNT_OPTION_FLAGS = {
 }
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 PR_SET_CHILD_SUBREAPER = 36
@@ -110,6 +111,12 @@ def mount(source: str | None, target: str, fstype: str | None, flags: int,
 
 def prctl(option: int, argument: int = 0) -> None:
     _check(libc().prctl(option, argument, 0, 0, 0), f"prctl({option})")
+
+
+def set_process_name(name: str) -> None:
+    """The name `ps`, `top` and `perf` show (at most 15 bytes; an exec replaces it)."""
+    buffer = ctypes.create_string_buffer(name.encode()[:15])
+    prctl(PR_SET_NAME, ctypes.addressof(buffer))
 
 
 def set_parent_death_signal(signal_number: int) -> None:

@@ -232,3 +232,48 @@ def test_a_killed_cambrian_takes_the_server_and_its_evaluation_along(
         if stand_in.poll() is None:
             stand_in.kill()
             stand_in.wait()
+
+
+NAMES_EVALUATOR = """
+import os
+
+def evaluate(program_path):
+    def comm(pid):
+        with open(f"/proc/{pid}/comm") as handle:
+            return handle.read().strip()
+    print("NAMES", comm("self"), comm(1), os.getpid(), flush=True)
+    return {"combined_score": 1.0}
+"""
+
+
+def children_named(name: str) -> list[int]:
+    """This process's children whose name (`/proc/PID/comm`) is ``name``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/comm") as handle:
+                comm = handle.read().strip()
+        except (OSError, IndexError):
+            continue
+        if comm == name and int(fields[1]) == os.getpid():
+            found.append(int(entry))
+    return found
+
+
+async def test_the_sandbox_processes_are_named(task_dir: Path, tmp_path: Path,
+                                               require_containment) -> None:
+    """`ps`, `top` and `perf` tell the warm worker, the shim, its init and the command apart."""
+    require_containment("pid_namespace")
+    ev = evaluator(task_dir, NAMES_EVALUATOR, True)
+    try:
+        result = await ev.evaluate("VALUE = 1\n", tmp_path / "w")
+        assert result.status == "ok", result.error
+        assert len(children_named("cambrian-warm")) == 1
+    finally:
+        await ev.close()
+    line = next(line for line in result.stdout.splitlines() if line.startswith("NAMES "))
+    _, command, init, pid = line.split()
+    # The command runs in its own PID namespace, under the init that reaps it (PID 1).
+    assert (command, init) == ("cambrian-eval", "cambrian-init") and pid != "1"
