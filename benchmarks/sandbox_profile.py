@@ -10,9 +10,9 @@ warm worker (the default) in a process of their own, under ``perf record -e cpu-
 its descendants; the sandbox's processes carry their names (``cambrian-warm``,
 ``cambrian-shim``, ``cambrian-init``, ``cambrian-eval``), so every sample is attributed by the
 name of the process it was taken in (the few instructions between a fork and the child's rename
-count towards the parent's name; the fork itself is the parent's work). Milliseconds are samples / frequency / evaluations (the
-first evaluation, which starts the warm worker, is left out of the count but not out of the
-samples). ``perf`` must be installed and allowed to sample (root, or
+count towards the parent's name; the fork itself is the parent's work). Milliseconds are
+samples / frequency / evaluations (the warm worker's start-up spread over them, as in
+``eval_cpu.py``). ``perf`` must be installed and allowed to sample (root, or
 ``kernel.perf_event_paranoid`` <= 1); without it the script says so and exits 2.
 """
 
@@ -28,37 +28,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from eval_cpu import MEASURE  # the same evaluations eval_cpu.py times, run under perf
+
 HERE = Path(__file__).resolve().parent
-
-MEASURE = """
-import asyncio, sys, tempfile
-from pathlib import Path
-from cambrian.evaluate.runner import EvaluatorSettings, ProgramEvaluator
-
-PROGRAM = "# EVOLVE-BLOCK-START\\nVALUE = 3\\n# EVOLVE-BLOCK-END\\n"
-EVALUATOR = (
-    "import importlib.util\\n\\n\\ndef evaluate(program_path):\\n"
-    "    spec = importlib.util.spec_from_file_location('candidate', program_path)\\n"
-    "    module = importlib.util.module_from_spec(spec)\\n"
-    "    spec.loader.exec_module(module)\\n"
-    "    return {'combined_score': float(module.VALUE)}\\n")
-
-
-async def main(count):
-    with tempfile.TemporaryDirectory() as tmp:
-        task = Path(tmp) / "task"
-        task.mkdir()
-        (task / "evaluate.py").write_text(EVALUATOR)
-        evaluator = ProgramEvaluator(EvaluatorSettings(evaluator_path=task / "evaluate.py",
-                                                       warm_worker=True))
-        for index in range(count + 1):
-            result = await evaluator.evaluate(PROGRAM, Path(tmp) / f"work{index}")
-            assert result.status == "ok", result.error
-        await evaluator.close()
-
-
-asyncio.run(main(int(sys.argv[1])))
-"""
 
 ROLES = {"cambrian-warm": "warm worker's server", "cambrian-shim": "shim",
          "cambrian-init": "init (PID 1)", "cambrian-eval": "command"}
@@ -70,7 +42,7 @@ def load() -> str:
 
 def record(evaluations: int, frequency: int, data: Path) -> None:
     subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-o",
-                    str(data), "--", sys.executable, "-c", MEASURE, str(evaluations)],
+                    str(data), "--", sys.executable, "-c", MEASURE, str(evaluations), "warm"],
                    cwd=HERE.parent, check=True, capture_output=True, timeout=1800)
 
 
@@ -119,8 +91,8 @@ def main() -> int:
         role = ROLES.get(comm, "Cambrian's process" if pid == main_pid else "other")
         per_role[role][(symbol, kernel)] += 1
     scale = 1000 / args.frequency / args.evaluations
-    print(f"{args.evaluations} warm evaluations of a do-nothing evaluator (and one that starts "
-          f"the worker), perf cpu-clock at {args.frequency} Hz; ms of CPU per evaluation")
+    print(f"{args.evaluations} warm evaluations of a do-nothing evaluator, perf cpu-clock at "
+          f"{args.frequency} Hz; ms of CPU per evaluation")
     print(f"  {'process':<22} {'kernel':>7} {'user':>7} {'total':>7}")
     total = 0.0
     order = ["Cambrian's process", *ROLES.values(), "other"]
