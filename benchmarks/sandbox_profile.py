@@ -32,6 +32,7 @@ from eval_cpu import MEASURE  # the same evaluations eval_cpu.py times, run unde
 
 HERE = Path(__file__).resolve().parent
 
+KERNEL_ADDRESSES = 0xFFFF800000000000  # x86-64: the kernel's half of the address space
 ROLES = {"cambrian-warm": "warm worker's server", "cambrian-shim": "shim",
          "cambrian-init": "init (PID 1)", "cambrian-eval": "command"}
 
@@ -52,12 +53,13 @@ def samples(data: Path) -> list[tuple[str, int, str, bool]]:
                             check=True, capture_output=True, text=True, timeout=600).stdout
     found = []
     for line in script.splitlines():
-        head, _, dso = line.rpartition(" (")
+        head, _, _ = line.rpartition(" (")
         parts = head.split()
         if len(parts) < 2 or not parts[1].isdigit():
             continue
         symbol = " ".join(parts[3:]) or "[unknown]"  # after the address
-        found.append((parts[0], int(parts[1]), symbol, "kernel" in dso))
+        in_kernel = int(parts[2], 16) >= KERNEL_ADDRESSES  # kernel modules too, not by dso
+        found.append((parts[0], int(parts[1]), symbol, in_kernel))
     return found
 
 
@@ -71,13 +73,20 @@ def main() -> int:
     if shutil.which("perf") is None:
         print("perf is not installed (linux-tools / linux-perf): nothing measured")
         return 2
+    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+    if os.geteuid() != 0 and paranoid.exists() and int(paranoid.read_text()) > 1:
+        # perf would sample user space only and report no kernel time at all.
+        print(f"kernel.perf_event_paranoid is {paranoid.read_text().strip()}: run as root or "
+              "set it to 1 or less; nothing measured")
+        return 2
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "perf.data"
         try:
             record(args.evaluations, args.frequency, data)
         except subprocess.CalledProcessError as error:
-            print(f"perf record failed (not allowed to sample?): {error.stderr[-500:]}")
+            message = error.stderr.decode(errors="replace")[-500:]
+            print(f"perf record failed (not allowed to sample?): {message}")
             return 2
         taken = samples(data)
     print(f"# {time.strftime('%H:%M:%S')} load: {load()}")

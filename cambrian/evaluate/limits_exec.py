@@ -51,8 +51,8 @@ EXEC_FAILED_EXIT_CODE = 127
 SHIM_FAILED_EXIT_CODE = 126
 PARENT_GONE_EXIT_CODE = 125
 USAGE = "usage: limits_exec.py CONFIG_JSON -- COMMAND [ARGS...]"
-# What `ps`, `top` and `perf` call the sandbox's processes, each named first thing after its
-# fork (a command that execs takes its program's name).
+# What `ps`, `top` and `perf` call the sandbox's processes, each named first thing as it starts
+# (a command that execs takes its program's name).
 SHIM_NAME, INIT_NAME, COMMAND_NAME = "cambrian-shim", "cambrian-init", "cambrian-eval"
 SAMPLE_INTERVAL_S = 0.1
 
@@ -370,7 +370,6 @@ class Shim:
 
     def run(self) -> int:
         config = self.config
-        name_process(SHIM_NAME)
         signal.signal(signal.SIGTERM, self.on_sigterm)
         try:
             ns.set_parent_death_signal(signal.SIGTERM)
@@ -479,6 +478,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
         print(USAGE, file=sys.stderr)
         return 2
+    name_process(SHIM_NAME)  # the warm worker's shim is named by fork_server.child_main
     config = json.loads(argv[0])
     if config.get("report_fd") is not None:
         os.set_inheritable(config["report_fd"], False)

@@ -246,20 +246,9 @@ def evaluate(program_path):
 """
 
 
-def children_named(name: str) -> list[int]:
-    """This process's children whose name (`/proc/PID/comm`) is ``name``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/comm") as handle:
-                comm = handle.read().strip()
-        except (OSError, IndexError):
-            continue
-        if comm == name and int(fields[1]) == os.getpid():
-            found.append(int(entry))
-    return found
+def process_name(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as handle:
+        return handle.read().strip()
 
 
 async def test_the_sandbox_processes_are_named(task_dir: Path, tmp_path: Path,
@@ -270,10 +259,18 @@ async def test_the_sandbox_processes_are_named(task_dir: Path, tmp_path: Path,
     try:
         result = await ev.evaluate("VALUE = 1\n", tmp_path / "w")
         assert result.status == "ok", result.error
-        assert len(children_named("cambrian-warm")) == 1
+        assert ev.warm is not None and ev.warm._process is not None
+        assert process_name(ev.warm._process.pid) == "cambrian-warm"
     finally:
         await ev.close()
     line = next(line for line in result.stdout.splitlines() if line.startswith("NAMES "))
     _, command, init, pid = line.split()
     # The command runs in its own PID namespace, under the init that reaps it (PID 1).
     assert (command, init) == ("cambrian-eval", "cambrian-init") and pid != "1"
+    # Cold, the command execs a fresh interpreter, which takes its program's name.
+    cold = evaluator(task_dir, NAMES_EVALUATOR, False)
+    result = await cold.evaluate("VALUE = 1\n", tmp_path / "c")
+    await cold.close()
+    line = next(line for line in result.stdout.splitlines() if line.startswith("NAMES "))
+    _, command, init, _ = line.split()
+    assert command.startswith("python") and init == "cambrian-init"
