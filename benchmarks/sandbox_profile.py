@@ -28,17 +28,13 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from eval_cpu import MEASURE  # the same evaluations eval_cpu.py times, run under perf
+from eval_cpu import MEASURE, load  # the same evaluations eval_cpu.py times, run under perf
 
 HERE = Path(__file__).resolve().parent
 
 KERNEL_ADDRESSES = 0xFFFF800000000000  # x86-64: the kernel's half of the address space
 ROLES = {"cambrian-warm": "warm worker's server", "cambrian-shim": "shim",
          "cambrian-init": "init (PID 1)", "cambrian-eval": "command"}
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def record(evaluations: int, frequency: int, data: Path) -> None:
@@ -49,16 +45,15 @@ def record(evaluations: int, frequency: int, data: Path) -> None:
 
 def samples(data: Path) -> list[tuple[str, int, str, bool]]:
     """(process name, pid, function, in the kernel) of every sample."""
-    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid,ip,sym,dso"],
+    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid,ip,sym"],
                             check=True, capture_output=True, text=True, timeout=600).stdout
     found = []
     for line in script.splitlines():
-        head, _, _ = line.rpartition(" (")
-        parts = head.split()
+        parts = line.split()
         if len(parts) < 2 or not parts[1].isdigit():
             continue
         symbol = " ".join(parts[3:]) or "[unknown]"  # after the address
-        in_kernel = int(parts[2], 16) >= KERNEL_ADDRESSES  # kernel modules too, not by dso
+        in_kernel = int(parts[2], 16) >= KERNEL_ADDRESSES  # kernel modules' samples too
         found.append((parts[0], int(parts[1]), symbol, in_kernel))
     return found
 
